@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs the end-to-end tests (go test -tags e2e ./test/e2e/...) against the local
+# cluster of hack/cluster-up.sh.
+#
+# Usage: hack/e2e.sh TIMEOUT        e.g. hack/e2e.sh 40m
+#
+# A cluster that is already running is used and left running. A cluster this
+# script starts is stopped when it ends, pass or fail, unless
+# RUDDER_KEEP_CLUSTER=1. The tests find the cluster through KUBECONFIG and the
+# operator binary through RUDDER_MANAGER_BIN. Exits with go test's status.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CLUSTER=$ROOT/bin/cluster
+STARTED_CLUSTER=false
+
+log() { echo "e2e: $*"; }
+
+# stop_started_cluster: the EXIT trap; only a cluster this script started is
+# stopped, and never one the user asked to keep.
+stop_started_cluster() {
+  [[ $STARTED_CLUSTER == true ]] || return 0
+  if [[ ${RUDDER_KEEP_CLUSTER:-} == 1 ]]; then
+    log "RUDDER_KEEP_CLUSTER=1: leaving the cluster running ('make cluster-down' stops it)"
+    log "export KUBECONFIG=$CLUSTER/kubeconfig"
+    return 0
+  fi
+  "$ROOT/hack/cluster-down.sh" || log "WARNING: cluster-down failed"
+}
+
+ensure_cluster() {
+  if "$ROOT/hack/cluster-up.sh" --check; then
+    log "using the running cluster in $CLUSTER (it stays running)"
+    return
+  fi
+  # Set before starting, so that a half-started cluster is cleaned up as well.
+  STARTED_CLUSTER=true
+  "$ROOT/hack/cluster-up.sh"
+}
+
+# show_component_logs: the last 50 lines of each control-plane log.
+show_component_logs() {
+  local file
+  for file in "$CLUSTER"/logs/*.log; do
+    [[ -f $file ]] || continue
+    echo "----- last 50 lines of $file -----"
+    tail -n 50 "$file"
+  done
+}
+
+main() {
+  local timeout=${1:?usage: hack/e2e.sh TIMEOUT (e.g. 40m)}
+  cd "$ROOT"
+
+  if [[ ! -d test/e2e ]]; then
+    log "no end-to-end tests yet (test/e2e does not exist); nothing to run"
+    return 0
+  fi
+
+  trap stop_started_cluster EXIT
+  ensure_cluster
+
+  local status=0
+  KUBECONFIG=$CLUSTER/kubeconfig RUDDER_MANAGER_BIN=$ROOT/bin/manager \
+    go test -tags e2e -count=1 -timeout "$timeout" -v ./test/e2e/... || status=$?
+
+  if ((status != 0)); then
+    log "go test failed with status $status; control-plane logs follow"
+    show_component_logs
+  fi
+  return "$status"
+}
+
+main "$@"

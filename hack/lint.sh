@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Lint everything `make lint` checks, stopping at the first step that fails:
+#   1. gofmt      every Go file of the module is gofmt-clean
+#   2. go vet     ./...
+#   3. golangci   bin/golangci-lint run ./... with .golangci.yml
+#   4. helm lint  --strict, for every chart under charts/ and each of its ci/*.yaml values files
+# Tools come from bin/; a missing one is built by hack/tools.sh.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BIN="${ROOT}/bin"
+cd "${ROOT}"
+
+step=0
+header() {
+	step=$((step + 1))
+	printf '\n==> [%d/4] %s\n' "${step}" "$*"
+}
+
+fail() {
+	printf 'lint: FAILED: %s\n' "$*" >&2
+	exit 1
+}
+
+# need TOOL: make sure bin/TOOL exists, building the pinned tools if it does not.
+need() {
+	local tool="$1"
+	[[ -x "${BIN}/${tool}" ]] && return 0
+	echo "bin/${tool} is missing; building tools with hack/tools.sh"
+	[[ -x "${ROOT}/hack/tools.sh" ]] || fail "bin/${tool} is missing and hack/tools.sh is not there to build it"
+	"${ROOT}/hack/tools.sh" || fail "hack/tools.sh failed while building bin/${tool}"
+	[[ -x "${BIN}/${tool}" ]] || fail "hack/tools.sh ran but did not build bin/${tool}"
+}
+
+# 1. gofmt. bin/ and hack/tools/ hold other modules' sources and build outputs;
+# testdata/ is ignored by the go tool and may hold deliberately broken Go.
+header "gofmt"
+unformatted="$(
+	find . \( -path ./.git -o -path ./bin -o -path ./hack/tools -o -name testdata \) -prune \
+		-o -type f -name '*.go' -print0 |
+		xargs -0 --no-run-if-empty gofmt -l
+)" || fail "gofmt could not parse the Go files reported above"
+if [[ -n "${unformatted}" ]]; then
+	mapfile -t files <<<"${unformatted}"
+	printf '  %s\n' "${files[@]}" >&2
+	fail "gofmt: ${#files[@]} file(s) above are not gofmt-formatted (fix with: gofmt -w <file>)"
+fi
+echo "ok"
+
+# 2. go vet.
+header "go vet ./..."
+go vet ./... || fail "go vet reported problems (above)"
+echo "ok"
+
+# 3. golangci-lint, configured by .golangci.yml at the module root.
+header "golangci-lint run ./..."
+need golangci-lint
+"${BIN}/golangci-lint" run ./... || fail "golangci-lint reported problems (above)"
+echo "ok"
+
+# 4. helm lint --strict on every chart, once with its default values and once
+# per values file under its ci/ directory (the chart-testing convention).
+header "helm lint --strict charts/*"
+need helm
+shopt -s nullglob
+charts=0
+for chart_yaml in charts/*/Chart.yaml; do
+	chart="$(dirname "${chart_yaml}")"
+	charts=$((charts + 1))
+	echo "--- ${chart}"
+	"${BIN}/helm" lint --strict "${chart}" || fail "helm lint --strict ${chart}"
+	for values in "${chart}"/ci/*.yaml; do
+		echo "--- ${chart} -f ${values}"
+		"${BIN}/helm" lint --strict -f "${values}" "${chart}" ||
+			fail "helm lint --strict -f ${values} ${chart}"
+	done
+done
+((charts > 0)) || fail "no charts found under charts/*/Chart.yaml"
+echo "ok (${charts} chart(s))"
+
+printf '\nlint: all checks passed\n'

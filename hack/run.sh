@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs rudder (bin/manager) in the foreground against a cluster.
+#
+# The cluster is the one KUBECONFIG (or ~/.kube/config) points at; when neither
+# exists, the local cluster of hack/cluster-up.sh is started (or reused) and
+# stays running after rudder exits ('make cluster-down' stops it).
+# The CRDs in config/crd/bases/ are applied first.
+#
+# Arguments are passed to the manager; RUDDER_ARGS adds more flags, e.g.
+#   RUDDER_ARGS="--zap-log-level=debug" make run
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=$ROOT/bin
+CRDS=$ROOT/config/crd/bases
+
+log() { echo "run: $*"; }
+
+# choose_cluster: keep the user's cluster when they have one configured.
+choose_cluster() {
+  if [[ -n ${KUBECONFIG:-} || -f $HOME/.kube/config ]]; then
+    log "using the cluster of ${KUBECONFIG:-$HOME/.kube/config}"
+    return
+  fi
+  log "KUBECONFIG is not set and $HOME/.kube/config does not exist: using the local cluster"
+  "$ROOT/hack/cluster-up.sh"
+  export KUBECONFIG=$BIN/cluster/kubeconfig
+  log "KUBECONFIG=$KUBECONFIG (the cluster keeps running after rudder exits; 'make cluster-down' stops it)"
+}
+
+# install_crds: apply config/crd/bases/ when it holds any manifest.
+install_crds() {
+  if ! compgen -G "$CRDS/*.yaml" >/dev/null && ! compgen -G "$CRDS/*.yml" >/dev/null; then
+    log "no CRD manifests in $CRDS yet; skipping CRD installation"
+    return
+  fi
+  log "applying the CRDs in $CRDS"
+  "$BIN/kubectl" apply -f "$CRDS/"
+}
+
+main() {
+  [[ -x $BIN/manager ]] || { echo "run: $BIN/manager is missing; run 'make build'" >&2; exit 1; }
+  choose_cluster
+  install_crds
+
+  # RUDDER_ARGS is split on whitespace on purpose: it holds several flags.
+  local extra_args=()
+  read -r -a extra_args <<<"${RUDDER_ARGS:-}"
+  local args=("${extra_args[@]}" "$@")
+  log "starting $BIN/manager${args[*]:+$(printf ' %q' "${args[@]}")}"
+  exec "$BIN/manager" "${args[@]}"
+}
+
+main "$@"

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds every tool rudder's tests and local cluster need into bin/, from the Go
+# module proxy only (no downloads of release tarballs: this machine has no internet).
+#
+# Each tool has a stamp file bin/.stamps/<tool> holding the version it was built
+# at; a tool is rebuilt only when its binary or stamp is missing or the stamp
+# names another version. The first build of the Kubernetes binaries takes minutes
+# on 2 cores; afterwards the Go build cache makes a rebuild take seconds.
+set -euo pipefail
+
+# Pinned versions. The control plane comes from hack/tools/go.mod (k8s.io/kubernetes
+# with its staging replaces, and etcd); these two must match that file, which is
+# checked below so that a go.mod bump cannot leave stale binaries behind.
+KUBERNETES_VERSION=v1.37.2
+ETCD_VERSION=v3.7.0
+KWOK_VERSION=v0.8.0
+HELM_VERSION=v3.22.0
+GOLANGCI_LINT_VERSION=v2.15.0
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=$ROOT/bin
+STAMPS=$BIN/.stamps
+TOOLS_MODULE=$ROOT/hack/tools
+
+# up_to_date TOOL VERSION: the binary exists and was stamped with VERSION.
+up_to_date() {
+  local tool=$1 version=$2
+  [[ -x $BIN/$tool && -f $STAMPS/$tool && $(<"$STAMPS/$tool") == "$version" ]]
+}
+
+# stamp TOOL VERSION: record that bin/TOOL is now at VERSION.
+stamp() {
+  printf '%s\n' "$2" >"$STAMPS/$1"
+}
+
+# require_in_tools_module MODULE VERSION: fail when hack/tools/go.mod pins
+# another version than this script announces.
+require_in_tools_module() {
+  local module=$1 version=$2
+  if ! grep -Eq "^[[:space:]]*(require[[:space:]]+)?${module//./\\.}[[:space:]]+${version//./\\.}([[:space:]]|$)" "$TOOLS_MODULE/go.mod"; then
+    echo "hack/tools/go.mod does not require $module $version; update the pins at the top of $0" >&2
+    exit 1
+  fi
+}
+
+# kubernetes_ldflags: the version Kubernetes' own build scripts stamp in. Without
+# it the binaries report v0.0.0-master: /version of the API server would then
+# break Helm charts that check .Capabilities.KubeVersion or a kubeVersion range.
+# -s -w drop the symbol tables (stack traces still work): smaller, faster links.
+kubernetes_ldflags() {
+  local version=${KUBERNETES_VERSION#v} flags="-s -w" package
+  local major=${version%%.*} minor=${version#*.}
+  minor=${minor%%.*}
+  for package in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X $package.gitVersion=$KUBERNETES_VERSION -X $package.gitMajor=$major"
+    flags+=" -X $package.gitMinor=$minor -X $package.gitTreeState=clean"
+  done
+  echo "$flags"
+}
+
+# build_from_tools_module TOOL VERSION PACKAGE [GO BUILD FLAGS...]: go build
+# PACKAGE inside the tools module (so its go.mod, replaces and go.sum apply) into
+# bin/TOOL. go build -o names the binary, which matters for etcd: go install
+# would call it "server".
+build_from_tools_module() {
+  local tool=$1 version=$2 package=$3
+  shift 3
+  if up_to_date "$tool" "$version"; then
+    echo "$tool $version: up to date"
+    return
+  fi
+  echo "$tool $version: building $package"
+  (cd "$TOOLS_MODULE" && go build "$@" -o "$BIN/$tool" "$package")
+  stamp "$tool" "$version"
+}
+
+# install_at_version TOOL VERSION PACKAGE: go install PACKAGE@VERSION into bin/.
+# These tools have their own go.mod, so they build without the tools module.
+install_at_version() {
+  local tool=$1 version=$2 package=$3
+  if up_to_date "$tool" "$version"; then
+    echo "$tool $version: up to date"
+    return
+  fi
+  echo "$tool $version: building $package@$version"
+  GOBIN=$BIN go install "$package@$version"
+  stamp "$tool" "$version"
+}
+
+main() {
+  mkdir -p "$BIN" "$STAMPS"
+  require_in_tools_module k8s.io/kubernetes "$KUBERNETES_VERSION"
+  require_in_tools_module go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
+
+  local k8s_flags=(-ldflags "$(kubernetes_ldflags)")
+  build_from_tools_module etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 -ldflags "-s -w"
+  build_from_tools_module kube-apiserver "$KUBERNETES_VERSION" k8s.io/kubernetes/cmd/kube-apiserver "${k8s_flags[@]}"
+  build_from_tools_module kube-controller-manager "$KUBERNETES_VERSION" k8s.io/kubernetes/cmd/kube-controller-manager "${k8s_flags[@]}"
+  build_from_tools_module kube-scheduler "$KUBERNETES_VERSION" k8s.io/kubernetes/cmd/kube-scheduler "${k8s_flags[@]}"
+  build_from_tools_module kubectl "$KUBERNETES_VERSION" k8s.io/kubernetes/cmd/kubectl "${k8s_flags[@]}"
+
+  install_at_version kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
+  install_at_version helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
+  install_at_version golangci-lint "$GOLANGCI_LINT_VERSION" github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+}
+
+main "$@"
