@@ -1,0 +1,3 @@
+{{- define "nginx.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end -}}

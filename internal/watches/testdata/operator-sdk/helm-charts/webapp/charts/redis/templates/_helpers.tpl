@@ -1,0 +1,3 @@
+{{- define "redis.fullname" -}}
+{{ .Release.Name }}-redis
+{{- end -}}

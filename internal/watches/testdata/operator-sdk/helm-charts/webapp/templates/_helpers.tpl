@@ -1,0 +1,3 @@
+{{- define "webapp.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end -}}
