@@ -1,0 +1,128 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// ErrReleaseNotFound is returned by Revision for a revision that is not stored.
+var ErrReleaseNotFound = errors.New("release not found")
+
+// Getter hands out a Client per namespace. It is safe for concurrent use.
+type Getter struct {
+	rcg       *restClientGetter
+	clientset kubernetes.Interface
+	log       logr.Logger
+}
+
+// NewGetter returns a Getter that talks to the cluster of cfg, resolving kinds
+// with mapper (the manager's). Helm's debug output goes to log at V(1).
+func NewGetter(cfg *rest.Config, mapper meta.RESTMapper, log logr.Logger) (*Getter, error) {
+	rcg, err := newRESTClientGetter(cfg, mapper)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating clientset: %w", err)
+	}
+	return &Getter{rcg: rcg, clientset: cs, log: log}, nil
+}
+
+// For returns a Client for the releases stored in namespace ns. A Client is
+// cheap; make one per reconcile and do not share it between goroutines.
+func (g *Getter) For(ns string) (*Client, error) {
+	cfg := new(action.Configuration)
+	debug := func(format string, v ...any) { g.log.V(1).Info(fmt.Sprintf(format, v...), "namespace", ns) }
+	if err := cfg.Init(g.rcg.forNamespace(ns), ns, "secret", debug); err != nil {
+		return nil, fmt.Errorf("initialising Helm for namespace %q: %w", ns, err)
+	}
+	if kc, ok := cfg.KubeClient.(*kube.Client); ok {
+		kc.Namespace = ns
+	}
+	return &Client{cfg: cfg, namespace: ns}, nil
+}
+
+// Client runs Helm actions on the releases of one namespace.
+type Client struct {
+	cfg       *action.Configuration
+	namespace string
+}
+
+// Spec is what a release should be.
+type Spec struct {
+	// Name is the release name.
+	Name string
+	// Chart is the chart to render.
+	Chart *chart.Chart
+	// Values are the release values (Helm's user-supplied values).
+	Values map[string]any
+	// Labels are stored on the new revision, next to Helm's own labels.
+	Labels map[string]string
+	// MaxHistory bounds the revisions kept in storage; 0 keeps all.
+	MaxHistory int
+	// PostRenderer, when set, edits the rendered manifest before it is applied.
+	PostRenderer postrender.PostRenderer
+}
+
+// Install installs a new release. On failure the returned release, when not
+// nil, is the failed revision Helm stored.
+func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
+	in := action.NewInstall(c.cfg)
+	in.ReleaseName = s.Name
+	in.Namespace = c.namespace
+	in.Labels = s.Labels
+	in.PostRenderer = s.PostRenderer
+	rel, err := in.RunWithContext(ctx, s.Chart, s.Values)
+	return fromHelm(rel), err
+}
+
+// Upgrade upgrades a release to a new revision, pruning storage to
+// s.MaxHistory revisions. On failure the returned release, when not nil, is
+// the failed revision Helm stored.
+func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
+	up := action.NewUpgrade(c.cfg)
+	up.Namespace = c.namespace
+	up.Labels = s.Labels
+	up.PostRenderer = s.PostRenderer
+	up.MaxHistory = s.MaxHistory
+	rel, err := up.RunWithContext(ctx, s.Name, s.Chart, s.Values)
+	return fromHelm(rel), err
+}
+
+// Uninstall deletes a release's objects and its whole history. A release that
+// does not exist is not an error.
+func (c *Client) Uninstall(name string) error {
+	un := action.NewUninstall(c.cfg)
+	un.IgnoreNotFound = true
+	if _, err := un.Run(name); err != nil {
+		return fmt.Errorf("uninstalling release %q: %w", name, err)
+	}
+	return nil
+}
+
+// Revision reads one stored revision of release name in namespace ns,
+// manifest included, without building a whole action configuration.
+func (g *Getter) Revision(ns, name string, revision int) (*Release, error) {
+	store := storage.Init(driver.NewSecrets(g.clientset.CoreV1().Secrets(ns)))
+	rel, err := store.Get(name, revision)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, fmt.Errorf("release %q revision %d: %w", name, revision, ErrReleaseNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
+	}
+	return fromHelm(rel), nil
+}

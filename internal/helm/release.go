@@ -1,0 +1,78 @@
+package helm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"helm.sh/helm/v3/pkg/release"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// Release is what rudder needs of one stored revision of a Helm release.
+type Release struct {
+	Name         string
+	Namespace    string
+	Revision     int
+	Status       string // Helm's status: deployed, failed, superseded, pending-upgrade, …
+	Chart        string
+	ChartVersion string
+	AppVersion   string
+	Description  string
+	Updated      time.Time
+	Labels       map[string]string
+	Manifest     string
+}
+
+func fromHelm(r *release.Release) *Release {
+	if r == nil {
+		return nil
+	}
+	out := &Release{Name: r.Name, Namespace: r.Namespace, Revision: r.Version, Labels: r.Labels, Manifest: r.Manifest}
+	if r.Info != nil {
+		out.Status = r.Info.Status.String()
+		out.Description = r.Info.Description
+		out.Updated = r.Info.LastDeployed.Time
+	}
+	if r.Chart != nil && r.Chart.Metadata != nil {
+		out.Chart = r.Chart.Metadata.Name
+		out.ChartVersion = r.Chart.Metadata.Version
+		out.AppVersion = r.Chart.Metadata.AppVersion
+	}
+	return out
+}
+
+// Objects parses the release manifest into its objects, in manifest order.
+func (r *Release) Objects() ([]*unstructured.Unstructured, error) {
+	return ParseManifest(r.Manifest)
+}
+
+// ParseManifest parses a multi-document YAML manifest into objects, skipping
+// empty documents. Numbers decode as the API server's objects do (int64 where
+// integral), so parsed and live objects compare equal.
+func ParseManifest(manifest string) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(manifest), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("parsing manifest: %w", err)
+		}
+		if len(raw) == 0 || string(raw) == "null" || string(raw) == "{}" {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("parsing manifest: %w", err)
+		}
+		objs = append(objs, obj)
+	}
+}

@@ -1,0 +1,11 @@
+// Package owner ties a release's objects to their custom resource: a Helm
+// post-renderer writes the tie into each rendered object (an owner reference,
+// or an annotation where a reference cannot reach), and an event handler reads
+// it back to enqueue the custom resource when one of its objects changes.
+// It must not decide what to do about a change.
+package owner
+
+// Annotation marks objects that cannot carry an owner reference to their
+// custom resource (cluster-scoped objects, objects in another namespace).
+// Its value is "<Kind>.<group>/<namespace>/<name>".
+const Annotation = "rudder.dev/owner"

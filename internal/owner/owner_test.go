@@ -1,0 +1,161 @@
+package owner
+
+import (
+	"bytes"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+)
+
+var webapp = schema.GroupKind{Group: "webapp.my.domain", Kind: "WebApp"}
+
+func owner() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("webapp.my.domain/v1")
+	u.SetKind("WebApp")
+	u.SetNamespace("shop")
+	u.SetName("front")
+	u.SetUID("uid-1")
+	return u
+}
+
+func mapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	m.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	m.Add(schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}, meta.RESTScopeRoot)
+	return m
+}
+
+func TestPostRenderer_Run(t *testing.T) {
+	in := `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: same-namespace
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: other-namespace
+  namespace: elsewhere
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: cluster-wide
+---
+apiVersion: example.io/v1
+kind: Unknown
+metadata:
+  name: unknown-kind
+`
+	out, err := PostRenderer{Owner: owner(), Mapper: mapper()}.Run(bytes.NewBufferString(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := helm.ParseManifest(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 4 {
+		t.Fatalf("got %d objects, want 4", len(objs))
+	}
+	tests := []struct {
+		name      string
+		obj       *unstructured.Unstructured
+		wantRef   bool
+		wantAnnot bool
+	}{
+		{name: "namespaced, same namespace: owner reference", obj: objs[0], wantRef: true},
+		{name: "namespaced, other namespace: annotation", obj: objs[1], wantAnnot: true},
+		{name: "cluster-scoped: annotation", obj: objs[2], wantAnnot: true},
+		{name: "unknown kind: annotation", obj: objs[3], wantAnnot: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			refs := tt.obj.GetOwnerReferences()
+			if hasRef := len(refs) == 1 && refs[0].UID == "uid-1" && *refs[0].Controller; hasRef != tt.wantRef {
+				t.Errorf("owner references %v, want one: %v", refs, tt.wantRef)
+			}
+			_, hasAnnot := tt.obj.GetAnnotations()[Annotation]
+			if hasAnnot != tt.wantAnnot {
+				t.Errorf("annotation present %v, want %v", hasAnnot, tt.wantAnnot)
+			}
+			live := tt.obj.DeepCopy()
+			if live.GetNamespace() == "" {
+				live.SetNamespace("shop") // Helm applies it in the release's namespace
+			}
+			key, ok := Of(live, webapp)
+			if want := (types.NamespacedName{Namespace: "shop", Name: "front"}); tt.wantRef && (!ok || key != want) {
+				t.Errorf("Of = %v, %v; want %v", key, ok, want)
+			}
+		})
+	}
+}
+
+func TestWithOwner(t *testing.T) {
+	yes := true
+	ref := metav1.OwnerReference{UID: "uid-1", Name: "front", Controller: &yes}
+	other := metav1.OwnerReference{UID: "other", Name: "x", Controller: &yes}
+	tests := []struct {
+		name           string
+		refs           []metav1.OwnerReference
+		wantLen        int
+		wantController bool
+	}{
+		{name: "no references", wantLen: 1, wantController: true},
+		{name: "our reference replaced", refs: []metav1.OwnerReference{ref}, wantLen: 1, wantController: true},
+		{name: "another controller kept", refs: []metav1.OwnerReference{other}, wantLen: 2, wantController: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := withOwner(tt.refs, ref)
+			if len(got) != tt.wantLen {
+				t.Fatalf("len = %d, want %d", len(got), tt.wantLen)
+			}
+			if c := *got[len(got)-1].Controller; c != tt.wantController {
+				t.Errorf("our reference controller = %v, want %v", c, tt.wantController)
+			}
+		})
+	}
+}
+
+func TestOf(t *testing.T) {
+	obj := func(refs []metav1.OwnerReference, annot string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetNamespace("shop")
+		u.SetOwnerReferences(refs)
+		if annot != "" {
+			u.SetAnnotations(map[string]string{Annotation: annot})
+		}
+		return u
+	}
+	tests := []struct {
+		name   string
+		obj    *unstructured.Unstructured
+		want   types.NamespacedName
+		wantOK bool
+	}{
+		{name: "owner reference", obj: obj([]metav1.OwnerReference{{APIVersion: "webapp.my.domain/v1", Kind: "WebApp", Name: "front"}}, ""),
+			want: types.NamespacedName{Namespace: "shop", Name: "front"}, wantOK: true},
+		{name: "owner of another kind", obj: obj([]metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs"}}, "")},
+		{name: "same kind, other group", obj: obj([]metav1.OwnerReference{{APIVersion: "other.io/v1", Kind: "WebApp", Name: "front"}}, "")},
+		{name: "annotation", obj: obj(nil, "WebApp.webapp.my.domain/ns2/back"), want: types.NamespacedName{Namespace: "ns2", Name: "back"}, wantOK: true},
+		{name: "annotation of another kind", obj: obj(nil, "Database.database.my.domain/ns2/back")},
+		{name: "malformed annotation", obj: obj(nil, "WebApp.webapp.my.domain/only-namespace")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := Of(tt.obj, webapp)
+			if ok != tt.wantOK || got != tt.want {
+				t.Errorf("Of = %v, %v; want %v, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}

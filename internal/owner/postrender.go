@@ -1,0 +1,98 @@
+package owner
+
+import (
+	"bytes"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+)
+
+// PostRenderer marks every rendered object as owned by Owner. Namespaced
+// objects in Owner's namespace get a controller owner reference, so the
+// garbage collector removes them with their custom resource and watches find
+// their owner; every other object gets the Annotation instead.
+type PostRenderer struct {
+	Owner  *unstructured.Unstructured
+	Mapper meta.RESTMapper
+}
+
+// Run implements Helm's postrender.PostRenderer.
+func (p PostRenderer) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
+	objs, err := helm.ParseManifest(in.String())
+	if err != nil {
+		return nil, err
+	}
+	out := &bytes.Buffer{}
+	for _, obj := range objs {
+		p.mark(obj)
+		b, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return nil, fmt.Errorf("encoding %s %q: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		out.WriteString("---\n")
+		out.Write(b)
+	}
+	return out, nil
+}
+
+func (p PostRenderer) mark(obj *unstructured.Unstructured) {
+	ns := obj.GetNamespace()
+	if p.namespaced(obj) && (ns == "" || ns == p.Owner.GetNamespace()) {
+		obj.SetOwnerReferences(withOwner(obj.GetOwnerReferences(), p.reference()))
+		return
+	}
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[Annotation] = annotationValue(p.Owner)
+	obj.SetAnnotations(ann)
+}
+
+// namespaced reports whether obj's kind is namespaced. A kind the cluster does
+// not know yet is treated as cluster-scoped: the annotation works for both.
+func (p PostRenderer) namespaced(obj *unstructured.Unstructured) bool {
+	gvk := obj.GroupVersionKind()
+	m, err := p.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err == nil && m.Scope.Name() == meta.RESTScopeNameNamespace
+}
+
+func (p PostRenderer) reference() metav1.OwnerReference {
+	yes := true
+	return metav1.OwnerReference{
+		APIVersion:         p.Owner.GetAPIVersion(),
+		Kind:               p.Owner.GetKind(),
+		Name:               p.Owner.GetName(),
+		UID:                p.Owner.GetUID(),
+		Controller:         &yes,
+		BlockOwnerDeletion: &yes,
+	}
+}
+
+// withOwner adds ref to refs, replacing a reference to the same owner. An
+// object the chart already gave a controller keeps it: ours is then a plain
+// owner reference.
+func withOwner(refs []metav1.OwnerReference, ref metav1.OwnerReference) []metav1.OwnerReference {
+	out := refs[:0:0]
+	for _, r := range refs {
+		if r.UID == ref.UID {
+			continue
+		}
+		if r.Controller != nil && *r.Controller {
+			no := false
+			ref.Controller = &no
+		}
+		out = append(out, r)
+	}
+	return append(out, ref)
+}
+
+func annotationValue(o *unstructured.Unstructured) string {
+	gvk := o.GroupVersionKind()
+	return fmt.Sprintf("%s.%s/%s/%s", gvk.Kind, gvk.Group, o.GetNamespace(), o.GetName())
+}

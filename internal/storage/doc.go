@@ -1,0 +1,5 @@
+// Package storage observes Helm's release storage (the sh.helm.release.v1.*
+// Secrets) through a cache of their metadata alone: a release's revisions,
+// their Helm status and rudder's labels, without reading or decoding a release.
+// It never writes: Helm does, through the helm package.
+package storage

@@ -1,0 +1,75 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Labels Helm writes on each storage Secret.
+const (
+	labelOwner   = "owner"
+	labelName    = "name"
+	labelStatus  = "status"
+	labelVersion = "version"
+	ownerHelm    = "helm"
+)
+
+// Revision is one stored revision of a release, as its Secret's labels tell.
+type Revision struct {
+	Number int
+	Status string // Helm's status: deployed, failed, superseded, pending-install, …
+	// Labels holds every label of the revision, rudder's digests included.
+	Labels map[string]string
+	// UID is the storage Secret's UID: a revision number can come back after
+	// an uninstall, a UID never does.
+	UID types.UID
+}
+
+// NewCache returns a cache holding only the metadata of Helm's storage Secrets
+// (label owner=helm). Add it to the manager so that it starts and syncs before
+// the controllers.
+func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+	opts.DefaultLabelSelector = labels.SelectorFromSet(labels.Set{labelOwner: ownerHelm})
+	c, err := cache.New(cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating the release storage cache: %w", err)
+	}
+	return c, nil
+}
+
+// Object returns the metadata-only object the storage cache holds.
+func Object() client.Object {
+	o := &metav1.PartialObjectMetadata{}
+	o.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return o
+}
+
+// History lists the stored revisions of release name in namespace ns, newest first.
+func History(ctx context.Context, r client.Reader, ns, name string) ([]Revision, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	sel := client.MatchingLabels{labelOwner: ownerHelm, labelName: name}
+	if err := r.List(ctx, list, client.InNamespace(ns), sel); err != nil {
+		return nil, fmt.Errorf("listing revisions of release %q: %w", name, err)
+	}
+	revs := make([]Revision, 0, len(list.Items))
+	for _, s := range list.Items {
+		n, err := strconv.Atoi(s.Labels[labelVersion])
+		if err != nil {
+			continue // not a revision Helm wrote
+		}
+		revs = append(revs, Revision{Number: n, Status: s.Labels[labelStatus], Labels: s.Labels, UID: s.UID})
+	}
+	sort.Slice(revs, func(i, j int) bool { return revs[i].Number > revs[j].Number })
+	return revs, nil
+}
