@@ -1,0 +1,33 @@
+// Command manager runs rudder: one Helm release per custom resource of each
+// kind its watches file lists.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rudder-operator/rudder/internal/manager"
+)
+
+func main() {
+	var opts manager.Options
+	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `address of the metrics endpoint; "0" turns it off`)
+	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "reconcile only while holding the leader lease (for several replicas)")
+	flag.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease (default: rudder's own, in a cluster)")
+	flag.StringVar(&opts.WatchesFile, "watches-file", "", "watches file on disk, charts relative to it (default: the embedded watches.yaml and charts)")
+	flag.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, error, or a verbosity number")
+	flag.StringVar(&opts.LogFormat, "log-format", "json", "json or console")
+	flag.Parse()
+	if ns := os.Getenv("WATCH_NAMESPACE"); ns != "" {
+		opts.Namespaces = strings.Split(ns, ",")
+	}
+	if err := manager.Run(ctrl.SetupSignalHandler(), opts); err != nil {
+		fmt.Fprintln(os.Stderr, "rudder:", err)
+		os.Exit(1)
+	}
+}

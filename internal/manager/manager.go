@@ -1,0 +1,140 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/rudder-operator/rudder"
+	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile"
+	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/watches"
+)
+
+// Run builds a manager from opts and runs it until ctx is done.
+func Run(ctx context.Context, opts Options) error {
+	opts.defaults()
+	log, err := newLogger(opts.LogLevel, opts.LogFormat)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("client-go"))
+	mgr, err := New(opts, log)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting rudder", "watches", watchesSource(opts), "namespaces", opts.Namespaces)
+	return mgr.Start(ctx)
+}
+
+// New builds a manager from opts, with one release reconciler per watched
+// kind. It refuses watches that do not load, naming the entry and the field.
+func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
+	opts.defaults()
+	ws, err := loadWatches(opts.WatchesFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg := opts.Config
+	if cfg == nil {
+		if cfg, err = ctrl.GetConfig(); err != nil {
+			return nil, fmt.Errorf("finding the cluster: %w", err)
+		}
+	}
+	namespaces := map[string]cache.Config{}
+	for _, ns := range opts.Namespaces {
+		namespaces[ns] = cache.Config{}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme.Scheme,
+		Logger:                        log,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.ProbeAddr,
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionID:              "rudder.rudder.dev",
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &opts.GracefulShutdown,
+		Cache:                         cache.Options{DefaultNamespaces: namespaces},
+		// Custom resources and the objects of releases are read as
+		// unstructured objects; read them from the cache too.
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	store, err := storage.NewCache(cfg, cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultNamespaces: namespaces,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.GetInformer(context.Background(), storage.Object(), cache.BlockUntilSynced(false)); err != nil {
+		return nil, fmt.Errorf("watching release storage: %w", err)
+	}
+	if err := mgr.Add(store); err != nil {
+		return nil, err
+	}
+	hg, err := helm.NewGetter(cfg, mgr.GetRESTMapper(), log.WithName("helm"))
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range ws {
+		r := &reconcile.Reconciler{
+			Watch:    w,
+			Client:   mgr.GetClient(),
+			Storage:  store,
+			Helm:     hg,
+			Mapper:   mgr.GetRESTMapper(),
+			Recorder: mgr.GetEventRecorder("rudder"),
+		}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return nil, err
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr.GetCache(), store)); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// cachesSynced is ready once both caches have synced.
+func cachesSynced(caches ...cache.Cache) healthz.Checker {
+	return func(req *http.Request) error {
+		for _, c := range caches {
+			if !c.WaitForCacheSync(req.Context()) {
+				return errors.New("caches are not synced yet")
+			}
+		}
+		return nil
+	}
+}
+
+func loadWatches(file string) ([]watches.Watch, error) {
+	if file != "" {
+		return watches.LoadFile(file)
+	}
+	return watches.Load(rudder.Files, rudder.WatchesFile)
+}
+
+func watchesSource(opts Options) string {
+	if opts.WatchesFile != "" {
+		return opts.WatchesFile
+	}
+	return "embedded"
+}

@@ -1,0 +1,56 @@
+package manager
+
+import (
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Options configure a manager. The zero value of every field means its default.
+type Options struct {
+	// MetricsAddr is where Prometheus metrics are served; "0" turns them off.
+	// Default ":8080".
+	MetricsAddr string
+	// ProbeAddr is where /healthz and /readyz are served. Default ":8081".
+	ProbeAddr string
+	// LeaderElection makes the manager reconcile only while it holds the
+	// leader lease, so that several replicas can run. Default false.
+	LeaderElection bool
+	// LeaderElectionNamespace holds the lease; default: the namespace rudder
+	// runs in (in a cluster), required outside one when LeaderElection is set.
+	LeaderElectionNamespace string
+	// WatchesFile is a watches file on disk whose chart paths resolve against
+	// its directory; default: the watches.yaml and charts embedded in the binary.
+	WatchesFile string
+	// Namespaces limits rudder to these namespaces (WATCH_NAMESPACE); default:
+	// all namespaces.
+	Namespaces []string
+	// LogLevel is debug, info, error or a number of verbosity; default info.
+	LogLevel string
+	// LogFormat is json or console; default json.
+	LogFormat string
+	// GracefulShutdown bounds how long running reconciles may take to finish
+	// after a stop signal. Default 30s.
+	GracefulShutdown time.Duration
+	// Config reaches the cluster; default: ctrl.GetConfig() (--kubeconfig,
+	// $KUBECONFIG, in-cluster, ~/.kube/config).
+	Config *rest.Config
+}
+
+func (o *Options) defaults() {
+	if o.MetricsAddr == "" {
+		o.MetricsAddr = ":8080"
+	}
+	if o.ProbeAddr == "" {
+		o.ProbeAddr = ":8081"
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "info"
+	}
+	if o.LogFormat == "" {
+		o.LogFormat = "json"
+	}
+	if o.GracefulShutdown == 0 {
+		o.GracefulShutdown = 30 * time.Second
+	}
+}

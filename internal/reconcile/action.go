@@ -1,0 +1,81 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/owner"
+)
+
+// helmAction describes an install or an upgrade for act.
+type helmAction struct {
+	verb      string // "Install", "Upgrade": the event's action
+	running   string // Released reason until storage shows the new revision
+	succeeded string // event reason on success
+	failed    string // condition and event reason on failure
+	phase     string // phase while the new revision rolls out
+	do        func(context.Context, *helm.Client, helm.Spec) (*helm.Release, error)
+}
+
+// act runs a Helm install or upgrade of o's release with o's values and the
+// kind's chart, then records what storage must show next (expectations) and
+// what failed (failures). It never returns a Helm failure as an error: the
+// controller's own backoff would retry without bound; failures does it bounded.
+func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	hc, err := r.Helm.For(o.release.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	chrt, err := r.Watch.LoadChart() // a fresh copy: Helm edits the chart it renders
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	spec := helm.Spec{
+		Name:         o.release.Name,
+		Chart:        chrt,
+		Values:       o.values,
+		Labels:       map[string]string{LabelValuesDigest: o.facts.want.values, LabelChartDigest: o.facts.want.chart},
+		MaxHistory:   r.Watch.MaxHistory,
+		PostRenderer: owner.PostRenderer{Owner: o.obj, Mapper: r.Mapper},
+	}
+	exp := expectation{at: r.now()}
+	if o.facts.latest != nil {
+		exp.before = o.facts.latest.UID
+	}
+	started := time.Now()
+	rel, err := a.do(ctx, hc, spec)
+	if rel != nil {
+		exp.revision = rel.Revision
+		r.expect.set(o.key, exp)
+	}
+	if err != nil {
+		msg := err.Error()
+		fl := r.failures.record(o.key, o.facts.want, a.failed, msg, r.now())
+		log.Error(err, "Helm "+a.verb+" failed", "attempt", fl.count, "maxAttempts", maxAttempts)
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, a.failed, a.verb, "%s failed (attempt %d of %d): %s", a.verb, fl.count, maxAttempts, msg)
+		o.outcome = &outcome{phase: PhaseFailed, reason: a.failed, message: msg, failed: true}
+		if fl.count >= maxAttempts {
+			return ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}, nil
+		}
+		return ctrl.Result{RequeueAfter: fl.retryIn(r.now())}, nil
+	}
+	r.failures.forget(o.key)
+	log.Info("Helm "+a.verb+" succeeded", "revision", rel.Revision, "chart", rel.Chart+"-"+rel.ChartVersion, "duration", time.Since(started).Round(time.Millisecond))
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, a.succeeded, a.verb, "%s revision %d of release %s (chart %s-%s)",
+		pastTense(a.verb), rel.Revision, rel.Name, rel.Chart, rel.ChartVersion)
+	o.outcome = &outcome{phase: a.phase, reason: a.running, message: fmt.Sprintf("Revision %d applied; checking its objects", rel.Revision)}
+	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
+}
+
+func pastTense(verb string) string {
+	if verb == "Upgrade" {
+		return "Upgraded to"
+	}
+	return verb + "ed"
+}

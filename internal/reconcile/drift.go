@@ -1,0 +1,162 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// repair puts back want when live is missing or differs from it in a field
+// want sets, and returns the object as it now is. Fields want does not set
+// (defaults, status, what other controllers add) are not drift.
+func (r *Reconciler) repair(ctx context.Context, o *observation, want, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ref := want.GetKind() + "/" + want.GetName()
+	if live == nil {
+		obj := want.DeepCopy()
+		err := r.Client.Create(ctx, obj)
+		if apierrors.IsAlreadyExists(err) {
+			return r.live(ctx, want) // the cache was behind: nothing was missing
+		}
+		if err != nil {
+			return nil, r.repairFailed(o, ref, err)
+		}
+		r.repaired(ctx, o, ref, "deleted")
+		return obj, nil
+	}
+	if !drifted(want, live) {
+		return live, nil
+	}
+	patch, err := json.Marshal(withoutStatus(want.Object))
+	if err != nil {
+		return nil, err
+	}
+	before := live.GetResourceVersion()
+	if err := r.Client.Patch(ctx, live, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return nil, r.repairFailed(o, ref, err)
+	}
+	if live.GetResourceVersion() != before {
+		r.repaired(ctx, o, ref, "changed")
+	}
+	return live, nil
+}
+
+func (r *Reconciler) repaired(ctx context.Context, o *observation, ref, how string) {
+	ctrl.LoggerFrom(ctx).Info("Put back object "+how+" outside Helm", "object", ref)
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonDriftRepaired, "Repair",
+		"Put back %s, %s outside its release", ref, how)
+}
+
+func (r *Reconciler) repairFailed(o *observation, ref string, err error) error {
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonDriftRepairFail, "Repair", "Cannot put back %s: %s", ref, err.Error())
+	return fmt.Errorf("putting back %s: %w", ref, err)
+}
+
+// drifted reports whether live differs from want in a field want sets.
+func drifted(want, live *unstructured.Unstructured) bool {
+	return !contains(live.Object, withoutStatus(want.Object))
+}
+
+func withoutStatus(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k != "status" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// contains reports whether got holds every field of want with an equal value.
+// Lists must have want's length, element by element. Numbers compare by value
+// and quantity strings by quantity ("0.5" holds "500m"). An empty or null
+// value in want is held by a missing one: the API server drops them.
+func contains(got, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return got == nil && len(w) == 0
+		}
+		for k, wv := range w {
+			gv, present := g[k]
+			if !present {
+				if isEmpty(wv) {
+					continue
+				}
+				return false
+			}
+			if !contains(gv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			return got == nil && len(w) == 0
+		}
+		if len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(g[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		return true
+	case string:
+		g, ok := got.(string)
+		return ok && (g == w || sameQuantity(g, w))
+	default:
+		if wf, ok := number(want); ok {
+			gf, ok := number(got)
+			return ok && gf == wf
+		}
+		return got == want
+	}
+}
+
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+func sameQuantity(a, b string) bool {
+	qa, err := resource.ParseQuantity(a)
+	if err != nil {
+		return false
+	}
+	qb, err := resource.ParseQuantity(b)
+	return err == nil && qa.Cmp(qb) == 0
+}

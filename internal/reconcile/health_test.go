@@ -1,0 +1,96 @@
+package reconcile
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func deployment(name string, spec, replicas, ready int64) *unstructured.Unstructured {
+	available := "False"
+	if ready == spec {
+		available = "True"
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name, "generation": int64(1)},
+		"spec":     map[string]any{"replicas": spec},
+		"status": map[string]any{
+			"observedGeneration": int64(1), "replicas": replicas, "updatedReplicas": replicas,
+			"readyReplicas": ready, "availableReplicas": ready,
+			"conditions": []any{map[string]any{"type": "Available", "status": available}},
+		},
+	}}
+}
+
+func configMap(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name},
+	}}
+}
+
+func TestHealthOf(t *testing.T) {
+	tests := []struct {
+		name        string
+		states      []objectState
+		wantReady   bool
+		wantSummary string
+		wantMessage string // substring of the message
+	}{
+		{
+			name:        "all replicas ready",
+			states:      []objectState{{want: deployment("web", 3, 3, 3), live: deployment("web", 3, 3, 3)}, {want: configMap("c"), live: configMap("c")}},
+			wantReady:   true,
+			wantSummary: "All replicas are ready",
+		},
+		{
+			name:        "no workloads",
+			states:      []objectState{{want: configMap("a"), live: configMap("a")}, {want: configMap("b"), live: configMap("b")}},
+			wantReady:   true,
+			wantSummary: "All 2 objects are ready",
+		},
+		{
+			name:        "replicas not ready, the Deployment is named",
+			states:      []objectState{{want: deployment("web", 5, 5, 2), live: deployment("web", 5, 5, 2)}},
+			wantSummary: "2/5 replicas ready",
+			wantMessage: "Deployment/web",
+		},
+		{
+			name:        "missing object named",
+			states:      []objectState{{want: configMap("a"), live: configMap("a")}, {want: configMap("gone")}},
+			wantSummary: "ConfigMap/gone does not exist yet",
+			wantMessage: "ConfigMap/gone does not exist yet",
+		},
+		{
+			name:        "unreadable object named",
+			states:      []objectState{{want: configMap("x"), err: errors.New("forbidden")}},
+			wantSummary: "ConfigMap/x cannot be read: forbidden",
+			wantMessage: "forbidden",
+		},
+		{
+			name: "first holding back is named",
+			states: []objectState{
+				{want: deployment("a", 1, 1, 0), live: deployment("a", 1, 1, 0)},
+				{want: deployment("b", 2, 2, 0), live: deployment("b", 2, 2, 0)},
+			},
+			wantSummary: "0/3 replicas ready",
+			wantMessage: "Deployment/a",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := healthOf(tt.states)
+			if h.ready != tt.wantReady {
+				t.Errorf("ready = %v, want %v (%s)", h.ready, tt.wantReady, h.message)
+			}
+			if got := h.summary(); got != tt.wantSummary {
+				t.Errorf("summary = %q, want %q", got, tt.wantSummary)
+			}
+			if !strings.Contains(h.message, tt.wantMessage) {
+				t.Errorf("message %q does not contain %q", h.message, tt.wantMessage)
+			}
+		})
+	}
+}

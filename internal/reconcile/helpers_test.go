@@ -1,0 +1,71 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+type zapLevelType = zapcore.Level
+
+// revisions returns the revision numbers and statuses Helm stored for a release.
+func revisions(ns, release string) ([]string, error) {
+	var list corev1.SecretList
+	err := k8s.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": release})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range list.Items {
+		out = append(out, s.Labels["version"]+":"+s.Labels["status"])
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// condition returns a condition of a custom resource's status.
+func condition(u *unstructured.Unstructured, typ string) *metav1.Condition {
+	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var conds []metav1.Condition
+	for _, r := range raw {
+		var c metav1.Condition
+		if m, ok := r.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
+			conds = append(conds, c)
+		}
+	}
+	return meta.FindStatusCondition(conds, typ)
+}
+
+// statusIs checks status fields of a custom resource.
+func statusIs(u *unstructured.Unstructured, want map[string]any) error {
+	for field, v := range want {
+		got, _, _ := unstructured.NestedFieldNoCopy(u.Object, append([]string{"status"}, strings.Split(field, ".")...)...)
+		if fmt.Sprint(got) != fmt.Sprint(v) {
+			return fmt.Errorf("status.%s = %v, want %v (status: %v)", field, got, v, u.Object["status"])
+		}
+	}
+	return nil
+}
+
+func conditionIs(u *unstructured.Unstructured, typ string, status metav1.ConditionStatus, reason string) error {
+	c := condition(u, typ)
+	if c == nil {
+		return fmt.Errorf("no %s condition (status: %v)", typ, u.Object["status"])
+	}
+	if c.Status != status || (reason != "" && c.Reason != reason) {
+		return fmt.Errorf("%s = %s/%s (%q), want %s/%s", typ, c.Status, c.Reason, c.Message, status, reason)
+	}
+	if c.ObservedGeneration != u.GetGeneration() {
+		return fmt.Errorf("%s observedGeneration %d, want %d", typ, c.ObservedGeneration, u.GetGeneration())
+	}
+	return nil
+}

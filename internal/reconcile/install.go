@@ -1,0 +1,30 @@
+package reconcile
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+)
+
+// install installs the first revision of a release.
+//
+// Precondition: storage holds no revision of the release.
+// On success: Released Unknown (Installing) and phase Deploying until storage
+// shows the revision; event InstallSucceeded.
+// On failure: Released False (InstallFailed), phase Failed, event
+// InstallFailed; tried again with backoff, at most maxAttempts times for the
+// same values and chart.
+func (r *Reconciler) install(ctx context.Context, o *observation) (ctrl.Result, error) {
+	return r.act(ctx, o, helmAction{
+		verb:      "Install",
+		running:   ReasonInstalling,
+		succeeded: ReasonInstallSucceeded,
+		failed:    ReasonInstallFailed,
+		phase:     PhaseDeploying,
+		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
+			return c.Install(ctx, s)
+		},
+	})
+}

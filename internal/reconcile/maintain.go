@@ -1,0 +1,66 @@
+package reconcile
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// unwatchedPoll is how often readiness is looked at while objects are not
+// ready and the kind does not watch its dependent objects.
+const unwatchedPoll = 10 * time.Second
+
+// maintain keeps an up-to-date release as its deployed revision says, without
+// a new revision: it watches the kinds of the release's objects, puts back
+// objects deleted or edited outside Helm, and assesses readiness.
+//
+// Precondition: the newest deployed revision has the wanted values and chart.
+// Sets: Released True; Ready True when every object is ready, else False
+// naming the first object that is not; event DriftRepaired per object put back.
+func (r *Reconciler) maintain(ctx context.Context, o *observation) (ctrl.Result, error) {
+	if err := r.watcher.watch(o.deployed.objects); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.assess(ctx, o, true)
+	if !o.health.ready && !r.Watch.WatchDependentResources {
+		return ctrl.Result{RequeueAfter: unwatchedPoll}, nil
+	}
+	return ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}, nil
+}
+
+// assess reads the live objects of the deployed revision, repairing drift when
+// repair is set, and records their health in o.
+func (r *Reconciler) assess(ctx context.Context, o *observation, repair bool) {
+	if o.deployed == nil {
+		return
+	}
+	states := make([]objectState, 0, len(o.deployed.objects))
+	for _, want := range o.deployed.objects {
+		live, err := r.live(ctx, want)
+		if repair && err == nil {
+			live, err = r.repair(ctx, o, want, live)
+		}
+		states = append(states, objectState{want: want, live: live, err: err})
+	}
+	h := healthOf(states)
+	o.health = &h
+}
+
+// live reads the live counterpart of want from the cache; nil when it does
+// not exist.
+func (r *Reconciler) live(ctx context.Context, want *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(want.GroupVersionKind())
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), live)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return live, nil
+}

@@ -1,0 +1,123 @@
+package reconcile
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rudder-operator/rudder/internal/storage"
+)
+
+// expectationTTL bounds how long a reconcile waits for the storage cache to
+// show its last action: past it, storage is trusted as it is.
+const expectationTTL = 30 * time.Second
+
+// expectation is what storage must show after our last action before a plan
+// may trust the cache: a newest revision numbered at least revision, stored
+// in a Secret other than before (the newest one before the action).
+type expectation struct {
+	revision int
+	before   types.UID
+	at       time.Time
+}
+
+// expectations keep one expectation per custom resource. The cache of Helm's
+// storage lags behind Helm's writes; without them a reconcile right after an
+// install could install again.
+type expectations struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]expectation
+}
+
+func (e *expectations) set(key types.NamespacedName, exp expectation) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[types.NamespacedName]expectation{}
+	}
+	e.m[key] = exp
+}
+
+func (e *expectations) forget(key types.NamespacedName) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.m, key)
+}
+
+// caughtUp reports whether history shows the expectation for key, and drops
+// it when it does or when it expired.
+func (e *expectations) caughtUp(key types.NamespacedName, history []storage.Revision, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	exp, ok := e.m[key]
+	if !ok {
+		return true
+	}
+	met := len(history) > 0 && history[0].Number >= exp.revision && history[0].UID != exp.before
+	if met || now.Sub(exp.at) > expectationTTL {
+		delete(e.m, key)
+		return true
+	}
+	return false
+}
+
+// failure is the last failed try for one pair of digests.
+type failure struct {
+	want    digests
+	count   int
+	last    time.Time
+	reason  string
+	message string
+}
+
+// retryIn returns how long to wait before the next try: 10s, 20s, 40s, …
+// after each failure, at most five minutes.
+func (f failure) retryIn(now time.Time) time.Duration {
+	if f.count == 0 {
+		return 0
+	}
+	backoff := 10 * time.Second << (f.count - 1)
+	if backoff > 5*time.Minute || backoff <= 0 {
+		backoff = 5 * time.Minute
+	}
+	return max(0, f.last.Add(backoff).Sub(now))
+}
+
+// failures remember the failed tries of each custom resource, so that retries
+// back off and stop after maxAttempts. A change of values or chart starts over.
+type failures struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]failure
+}
+
+func (f *failures) get(key types.NamespacedName, want digests) failure {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl, ok := f.m[key]; ok && fl.want == want {
+		return fl
+	}
+	return failure{want: want}
+}
+
+func (f *failures) record(key types.NamespacedName, want digests, reason, message string, now time.Time) failure {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[types.NamespacedName]failure{}
+	}
+	fl := f.m[key]
+	if fl.want != want {
+		fl = failure{want: want}
+	}
+	fl.count++
+	fl.last, fl.reason, fl.message = now, reason, message
+	f.m[key] = fl
+	return fl
+}
+
+func (f *failures) forget(key types.NamespacedName) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.m, key)
+}

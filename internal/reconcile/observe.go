@@ -1,0 +1,78 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/values"
+)
+
+// observation is everything one reconcile knows, gathered before it acts.
+type observation struct {
+	obj     *unstructured.Unstructured // the custom resource, as read
+	key     types.NamespacedName       // the custom resource's key
+	release types.NamespacedName       // the release's namespace and name
+	values  map[string]any
+	history []storage.Revision // newest first
+	facts   facts
+	failure failure
+
+	deployed *revision // the newest deployed revision, decoded
+	latest   *revision // the newest revision when it failed, decoded for its description
+
+	// Filled in while the step runs.
+	outcome *outcome // what this reconcile's Helm action did
+	health  *health  // readiness of the deployed revision's objects
+	done    bool     // the step leaves no status to write
+}
+
+// outcome is what a Helm action of this reconcile did, for the Released
+// condition until storage shows it.
+type outcome struct {
+	phase, reason, message string
+	failed                 bool
+}
+
+func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured) (*observation, error) {
+	o := &observation{obj: obj, key: keyOf(obj)}
+	o.release = types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Watch.ReleaseName(obj.GetName())}
+	o.values, o.facts.valuesErr = values.For(obj, r.Watch.OverrideValues)
+	o.facts.want = digests{values: values.Digest(o.values), chart: r.chartDigest}
+	o.facts.deleting = !obj.GetDeletionTimestamp().IsZero()
+
+	hist, err := storage.History(ctx, r.Storage, o.release.Namespace, o.release.Name)
+	if err != nil {
+		return nil, err
+	}
+	o.history = hist
+	r.revisions.prune(o.release, hist)
+	for i := range hist {
+		if o.facts.latest == nil {
+			o.facts.latest = &hist[i]
+		}
+		if hist[i].Status == "deployed" {
+			o.facts.deployed = &hist[i]
+			break
+		}
+	}
+	now := r.now()
+	o.facts.caughtUp = r.expect.caughtUp(o.key, hist, now)
+	o.failure = r.failures.get(o.key, o.facts.want)
+	o.facts.failures, o.facts.retryIn = o.failure.count, o.failure.retryIn(now)
+
+	if d := o.facts.deployed; d != nil && !o.facts.deleting {
+		if o.deployed, err = r.revisions.get(r.Helm, r.Mapper, o.release, *d); err != nil {
+			return nil, fmt.Errorf("reading deployed revision: %w", err)
+		}
+	}
+	if l := o.facts.latest; l != nil && l.Status == "failed" && !o.facts.deleting {
+		if o.latest, err = r.revisions.get(r.Helm, r.Mapper, o.release, *l); err != nil {
+			return nil, fmt.Errorf("reading failed revision: %w", err)
+		}
+	}
+	return o, nil
+}

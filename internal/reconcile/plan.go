@@ -1,0 +1,77 @@
+package reconcile
+
+import (
+	"strings"
+	"time"
+
+	"github.com/rudder-operator/rudder/internal/storage"
+)
+
+// step is the one thing a reconcile does to a release.
+type step string
+
+const (
+	stepUninstall step = "uninstall" // the custom resource is being deleted
+	stepInvalid   step = "invalid"   // its values cannot be computed: wait for a spec change
+	stepWait      step = "wait"      // an operation is pending, or storage has not caught up with ours
+	stepInstall   step = "install"   // nothing is stored yet
+	stepReinstall step = "reinstall" // no revision was ever deployed and the last try failed
+	stepUpgrade   step = "upgrade"   // the deployed revision's values or chart are not the wanted ones
+	stepHold      step = "hold"      // these values and this chart failed too often: wait for a change
+	stepNone      step = "none"      // the release is up to date: repair drift, assess readiness
+)
+
+// digests identify what a revision was made from.
+type digests struct{ values, chart string }
+
+func digestsOf(rev *storage.Revision) digests {
+	return digests{values: rev.Labels[LabelValuesDigest], chart: rev.Labels[LabelChartDigest]}
+}
+
+// facts are what plan decides from, all observed before any action.
+type facts struct {
+	deleting  bool
+	valuesErr error
+	want      digests
+	latest    *storage.Revision // newest stored revision, nil when none
+	deployed  *storage.Revision // newest deployed revision, nil when none
+	caughtUp  bool              // storage shows the result of our last action
+	failures  int               // failed tries for `want` in a row
+	retryIn   time.Duration     // time left before the next try is allowed
+}
+
+// maxAttempts bounds the tries for one pair of values and chart digests, so a
+// release that cannot succeed never piles up failed revisions.
+const maxAttempts = 3
+
+// plan picks the step for the observed facts.
+func plan(f facts) step {
+	switch {
+	case f.deleting:
+		return stepUninstall
+	case !f.caughtUp:
+		return stepWait
+	case f.valuesErr != nil:
+		return stepInvalid
+	case f.latest != nil && isPending(f.latest.Status):
+		return stepWait
+	case f.deployed != nil && digestsOf(f.deployed) == f.want:
+		return stepNone
+	case f.failures >= maxAttempts:
+		return stepHold
+	case f.retryIn > 0:
+		return stepWait
+	case f.latest == nil:
+		return stepInstall
+	case f.deployed == nil:
+		return stepReinstall
+	default:
+		return stepUpgrade
+	}
+}
+
+// isPending reports whether a Helm status means an operation is under way
+// (pending-install, pending-upgrade, pending-rollback, uninstalling).
+func isPending(status string) bool {
+	return strings.HasPrefix(status, "pending-") || status == "uninstalling"
+}

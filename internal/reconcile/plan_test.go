@@ -1,0 +1,48 @@
+package reconcile
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rudder-operator/rudder/internal/storage"
+)
+
+func rev(n int, status string, d digests) *storage.Revision {
+	return &storage.Revision{Number: n, Status: status, Labels: map[string]string{
+		LabelValuesDigest: d.values, LabelChartDigest: d.chart,
+	}}
+}
+
+func TestPlan(t *testing.T) {
+	v1 := digests{values: "v1", chart: "c1"}
+	v2 := digests{values: "v2", chart: "c1"}
+	c2 := digests{values: "v1", chart: "c2"}
+	tests := []struct {
+		name string
+		f    facts
+		want step
+	}{
+		{name: "deleting wins over everything", f: facts{deleting: true, caughtUp: false, valuesErr: errors.New("x")}, want: stepUninstall},
+		{name: "storage behind our last action", f: facts{want: v1}, want: stepWait},
+		{name: "values cannot be computed", f: facts{caughtUp: true, valuesErr: errors.New("bad override")}, want: stepInvalid},
+		{name: "nothing stored", f: facts{caughtUp: true, want: v1}, want: stepInstall},
+		{name: "deployed with wanted digests", f: facts{caughtUp: true, want: v1, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepNone},
+		{name: "values changed", f: facts{caughtUp: true, want: v2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepUpgrade},
+		{name: "chart changed", f: facts{caughtUp: true, want: c2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepUpgrade},
+		{name: "operation pending", f: facts{caughtUp: true, want: v2, latest: rev(2, "pending-upgrade", v2), deployed: rev(1, "deployed", v1)}, want: stepWait},
+		{name: "first install failed, spec changed", f: facts{caughtUp: true, want: v2, latest: rev(1, "failed", v1)}, want: stepReinstall},
+		{name: "failed upgrade, spec reverted to deployed", f: facts{caughtUp: true, want: v1, latest: rev(2, "failed", v2), deployed: rev(1, "deployed", v1), failures: maxAttempts}, want: stepNone},
+		{name: "retry after backoff", f: facts{caughtUp: true, want: v2, latest: rev(2, "failed", v2), deployed: rev(1, "deployed", v1), failures: 1}, want: stepUpgrade},
+		{name: "backoff not over", f: facts{caughtUp: true, want: v2, latest: rev(2, "failed", v2), deployed: rev(1, "deployed", v1), failures: 1, retryIn: time.Second}, want: stepWait},
+		{name: "retries exhausted", f: facts{caughtUp: true, want: v2, latest: rev(4, "failed", v2), deployed: rev(1, "deployed", v1), failures: maxAttempts}, want: stepHold},
+		{name: "install failed with no revision, retries exhausted", f: facts{caughtUp: true, want: v1, failures: maxAttempts}, want: stepHold},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := plan(tt.f); got != tt.want {
+				t.Errorf("plan() = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

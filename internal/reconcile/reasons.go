@@ -1,0 +1,51 @@
+package reconcile
+
+// Condition types rudder owns on every custom resource.
+const (
+	// ConditionReady is True when every object of the deployed release is ready.
+	ConditionReady = "Ready"
+	// ConditionReleased is True when the release's deployed revision holds the
+	// custom resource's current values and the kind's current chart.
+	ConditionReleased = "Released"
+)
+
+// Condition reasons, and event reasons where an event says the same.
+const (
+	ReasonInstalling       = "Installing"
+	ReasonInstallSucceeded = "InstallSucceeded"
+	ReasonInstallFailed    = "InstallFailed"
+	ReasonUpgrading        = "Upgrading"
+	ReasonUpgradeSucceeded = "UpgradeSucceeded"
+	ReasonUpgradeFailed    = "UpgradeFailed"
+	ReasonUninstalling     = "Uninstalling"
+	ReasonUninstalled      = "Uninstalled"
+	ReasonUninstallFailed  = "UninstallFailed"
+	ReasonValuesInvalid    = "ValuesInvalid"
+	ReasonPending          = "OperationPending"
+	ReasonRetriesExhausted = "RetriesExhausted"
+	ReasonDriftRepaired    = "DriftRepaired"
+	ReasonDriftRepairFail  = "DriftRepairFailed"
+
+	ReasonReady       = "Ready"
+	ReasonProgressing = "Progressing"
+	ReasonObjectFail  = "ObjectFailed"
+	ReasonNotReleased = "NotReleased"
+)
+
+// Phases, as the seed's users read them in `kubectl get`.
+const (
+	PhasePending   = "Pending"
+	PhaseDeploying = "Deploying"
+	PhaseRunning   = "Running"
+	PhaseUpdating  = "Updating"
+	PhaseFailed    = "Failed"
+)
+
+// Labels rudder writes on each revision of a release, next to Helm's own.
+const (
+	LabelValuesDigest = "rudder.dev/values-digest"
+	LabelChartDigest  = "rudder.dev/chart-digest"
+)
+
+// Finalizer keeps a custom resource until its release is uninstalled.
+const Finalizer = "rudder.dev/release"

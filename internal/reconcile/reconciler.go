@@ -1,0 +1,165 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/watches"
+)
+
+// Reconciler reconciles the custom resources of one watched kind into Helm
+// releases, one release per custom resource.
+type Reconciler struct {
+	// Watch is the kind and the chart that serves it.
+	Watch watches.Watch
+	// Client reads the custom resources and the releases' objects from the
+	// manager's cache, and writes them.
+	Client client.Client
+	// Storage reads the metadata of Helm's storage Secrets (storage.NewCache).
+	Storage client.Reader
+	// Helm runs Helm actions and reads stored revisions.
+	Helm *helm.Getter
+	// Mapper tells namespaced kinds from cluster-scoped ones.
+	Mapper meta.RESTMapper
+	// Recorder records the events of each custom resource.
+	Recorder events.EventRecorder
+	// Clock is the time source; the real clock when nil.
+	Clock clock.PassiveClock
+
+	chartDigest string
+	watcher     *dependentWatcher
+	expect      expectations
+	failures    failures
+	revisions   revisions
+	setupOnce   sync.Once
+}
+
+// Reconcile observes one custom resource and its release, runs one step and
+// writes status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.newObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.Watch.Selector.Matches(labels.Set(obj.GetLabels())) {
+		return ctrl.Result{}, nil
+	}
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("release", r.Watch.ReleaseName(obj.GetName())))
+	if obj.GetDeletionTimestamp().IsZero() && !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		if err := r.addFinalizer(ctx, obj); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	o, err := r.observe(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	st := plan(o.facts)
+	ctrl.LoggerFrom(ctx).V(1).Info("Planned step", "step", st)
+	res, err := r.run(ctx, st, o)
+	if o.done {
+		return res, err
+	}
+	if serr := r.writeStatus(ctx, o); serr != nil && err == nil {
+		err = serr
+	}
+	return res, err
+}
+
+// run runs step st.
+func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Result, error) {
+	switch st {
+	case stepUninstall:
+		return r.uninstall(ctx, o)
+	case stepInstall:
+		return r.install(ctx, o)
+	case stepReinstall:
+		return r.reinstall(ctx, o)
+	case stepUpgrade:
+		return r.upgrade(ctx, o)
+	case stepWait:
+		o.done = o.facts.retryIn == 0 // nothing new to say until storage catches up
+		if !o.done {
+			r.assess(ctx, o, false)
+		}
+		return ctrl.Result{RequeueAfter: r.waitFor(o)}, nil
+	case stepNone:
+		return r.maintain(ctx, o)
+	default: // stepInvalid, stepHold: only a change of spec or chart helps
+		r.assess(ctx, o, false)
+		return ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}, nil
+	}
+}
+
+// waitFor returns when to look again at a release that is not ours to touch yet.
+func (r *Reconciler) waitFor(o *observation) time.Duration {
+	switch {
+	case o.facts.retryIn > 0:
+		return o.facts.retryIn
+	case o.facts.latest != nil && isPending(o.facts.latest.Status):
+		return 5 * time.Second
+	default:
+		return 250 * time.Millisecond
+	}
+}
+
+func (r *Reconciler) addFinalizer(ctx context.Context, obj *unstructured.Unstructured) error {
+	orig := obj.DeepCopy()
+	controllerutil.AddFinalizer(obj, Finalizer)
+	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("adding finalizer %s: %w", Finalizer, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) newObject() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(r.Watch.GVK)
+	return u
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+func keyOf(obj client.Object) types.NamespacedName {
+	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// SetupWithManager registers the reconciler as a controller of mgr. The chart
+// is loaded once here so that a broken chart stops the manager at start.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	chrt, err := r.Watch.LoadChart()
+	if err != nil {
+		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
+	}
+	r.chartDigest = helm.ChartDigest(chrt)
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		Named(r.Watch.GVK.Kind).
+		For(r.newObject(), builder.WithPredicates(forPredicate(r.Watch.Selector))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles}).
+		Build(r)
+	if err != nil {
+		return fmt.Errorf("kind %s: building controller: %w", r.Watch.GVK.Kind, err)
+	}
+	r.watcher = &dependentWatcher{ctrl: c, cache: mgr.GetCache(), owner: r.Watch.GVK.GroupKind(), enabled: r.Watch.WatchDependentResources}
+	return nil
+}

@@ -1,0 +1,308 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/reconcile"
+)
+
+var ctx = context.Background()
+
+func webappSpec(replicas int64, image string) map[string]any {
+	return map[string]any{"replicas": replicas, "image": image, "port": int64(80)}
+}
+
+func TestReconciler_Install(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, "shop", webappSpec(2, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "release revision 1 deployed", func() error {
+		revs, err := revisions(ns, "webapp-shop")
+		if err != nil || !slices.Equal(revs, []string{"1:deployed"}) {
+			return fmt.Errorf("revisions %v, err %v", revs, err)
+		}
+		return nil
+	})
+	var dep appsv1.Deployment
+	eventually(t, "Deployment named after the custom resource", func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, &dep)
+	})
+	if *dep.Spec.Replicas != 2 || dep.Spec.Template.Spec.Containers[0].Image != "nginx:1.25" {
+		t.Errorf("Deployment replicas %d image %s, want 2 nginx:1.25", *dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Image)
+	}
+	cr := get(t, webappGVK, ns, "shop")
+	if len(dep.OwnerReferences) != 1 || dep.OwnerReferences[0].UID != cr.GetUID() {
+		t.Errorf("Deployment owner references %v, want the WebApp", dep.OwnerReferences)
+	}
+	if !slices.Contains(cr.GetFinalizers(), reconcile.Finalizer) {
+		t.Errorf("finalizers %v, want %s", cr.GetFinalizers(), reconcile.Finalizer)
+	}
+	// No controller-manager runs in envtest: the Deployment never becomes available.
+	eventually(t, "status after install", func() error {
+		cr := get(t, webappGVK, ns, "shop")
+		if err := statusIs(cr, map[string]any{"observedGeneration": 1, "phase": "Deploying", "release.revision": 1,
+			"release.name": "webapp-shop", "release.chart": "webapp", "release.status": "deployed"}); err != nil {
+			return err
+		}
+		if err := conditionIs(cr, "Released", metav1.ConditionTrue, reconcile.ReasonInstallSucceeded); err != nil {
+			return err
+		}
+		if err := conditionIs(cr, "Ready", metav1.ConditionFalse, reconcile.ReasonProgressing); err != nil {
+			return err
+		}
+		if msg := condition(cr, "Ready").Message; !strings.Contains(msg, "Deployment/shop") {
+			return fmt.Errorf("Ready message %q does not name the Deployment", msg)
+		}
+		return nil
+	})
+	if _, found, _ := unstructured.NestedFieldNoCopy(get(t, webappGVK, ns, "shop").Object, "status", "manifest"); found {
+		t.Error("status holds the manifest")
+	}
+}
+
+func TestReconciler_UpgradeOnlyWhenValuesChange(t *testing.T) {
+	ns := namespace(t)
+	cr := newCR(webappGVK, ns, "blog", webappSpec(1, "nginx:1.25"))
+	if err := k8s.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-blog", "1:deployed")
+
+	// An annotation edit reconciles but changes no values: no new revision.
+	cr = get(t, webappGVK, ns, "blog")
+	cr.SetAnnotations(map[string]string{"note": "touched"})
+	if err := k8s.Update(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "status still on revision 1", func() error {
+		return statusIs(get(t, webappGVK, ns, "blog"), map[string]any{"release.revision": 1, "observedGeneration": 1})
+	})
+	waitRevisions(t, ns, "webapp-blog", "1:deployed")
+
+	// A spec change upgrades.
+	patch := []byte(`{"spec":{"replicas":4,"image":"nginx:1.26"}}`)
+	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "blog"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-blog", "1:superseded", "2:deployed")
+	eventually(t, "Deployment upgraded", func() error {
+		var dep appsv1.Deployment
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "blog"}, &dep); err != nil {
+			return err
+		}
+		if *dep.Spec.Replicas != 4 || dep.Spec.Template.Spec.Containers[0].Image != "nginx:1.26" {
+			return fmt.Errorf("replicas %d image %s", *dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Image)
+		}
+		return nil
+	})
+	eventually(t, "status on revision 2", func() error {
+		cr := get(t, webappGVK, ns, "blog")
+		if err := statusIs(cr, map[string]any{"release.revision": 2, "observedGeneration": 2, "phase": "Updating"}); err != nil {
+			return err
+		}
+		return conditionIs(cr, "Released", metav1.ConditionTrue, reconcile.ReasonUpgradeSucceeded)
+	})
+}
+
+func TestReconciler_RepairsDriftWithoutNewRevision(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, "drift", webappSpec(3, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-drift", "1:deployed")
+	key := client.ObjectKey{Namespace: ns, Name: "drift"}
+	var svc corev1.Service
+	eventually(t, "Service exists", func() error { return k8s.Get(ctx, key, &svc) })
+
+	if err := k8s.Delete(ctx, &svc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "deleted Service put back", func() error {
+		var again corev1.Service
+		if err := k8s.Get(ctx, key, &again); err != nil {
+			return err
+		}
+		if again.UID == svc.UID {
+			return fmt.Errorf("still the old Service")
+		}
+		return nil
+	})
+
+	var dep appsv1.Deployment
+	if err := k8s.Get(ctx, key, &dep); err != nil {
+		t.Fatal(err)
+	}
+	dep.Spec.Template.Spec.Containers[0].Image = "evil:latest"
+	dep.Spec.Replicas = ptr(int32(9))
+	if err := k8s.Update(ctx, &dep); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "edited Deployment put back", func() error {
+		if err := k8s.Get(ctx, key, &dep); err != nil {
+			return err
+		}
+		if img := dep.Spec.Template.Spec.Containers[0].Image; img != "nginx:1.25" || *dep.Spec.Replicas != 3 {
+			return fmt.Errorf("image %s replicas %d", img, *dep.Spec.Replicas)
+		}
+		return nil
+	})
+	waitRevisions(t, ns, "webapp-drift", "1:deployed")
+}
+
+func TestReconciler_ReadyFromObjectStatus(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, "ready", webappSpec(2, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKey{Namespace: ns, Name: "ready"}
+	var dep appsv1.Deployment
+	eventually(t, "Deployment exists", func() error { return k8s.Get(ctx, key, &dep) })
+
+	// Play the Deployment controller: one of two replicas ready.
+	setDeploymentStatus(t, &dep, 2, 1)
+	eventually(t, "1/2 replicas ready", func() error {
+		cr := get(t, webappGVK, ns, "ready")
+		return statusIs(cr, map[string]any{"phase": "Deploying", "message": "1/2 replicas ready", "replicas": 2, "readyReplicas": 1})
+	})
+	setDeploymentStatus(t, &dep, 2, 2)
+	eventually(t, "all replicas ready", func() error {
+		cr := get(t, webappGVK, ns, "ready")
+		if err := statusIs(cr, map[string]any{"phase": "Running", "message": "All replicas are ready", "readyReplicas": 2}); err != nil {
+			return err
+		}
+		return conditionIs(cr, "Ready", metav1.ConditionTrue, reconcile.ReasonReady)
+	})
+}
+
+func TestReconciler_KindsWithSameNameNeverShareARelease(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, "twin", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(ctx, newCR(gadgetGVK, ns, "twin", map[string]any{"message": "gadget"})); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-twin", "1:deployed")
+	waitRevisions(t, ns, "gadget-twin", "1:deployed")
+
+	if err := k8s.Delete(ctx, get(t, gadgetGVK, ns, "twin")); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "gadget-twin")
+	waitRevisions(t, ns, "webapp-twin", "1:deployed")
+	var dep appsv1.Deployment
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "twin"}, &dep); err != nil {
+		t.Errorf("the WebApp's Deployment is gone with the Gadget: %v", err)
+	}
+}
+
+func TestReconciler_Uninstall(t *testing.T) {
+	ns := namespace(t)
+	spec := webappSpec(1, "nginx:1.25")
+	spec["storage"] = map[string]any{"enabled": true, "size": "1Gi"}
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, "gone", spec)); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-gone", "1:deployed")
+	if err := k8s.Delete(ctx, get(t, webappGVK, ns, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "custom resource gone", func() error {
+		u := newCR(webappGVK, ns, "gone", nil)
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(u), u); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (err %v, finalizers %v)", err, u.GetFinalizers())
+		}
+		return nil
+	})
+	waitRevisions(t, ns, "webapp-gone")
+	key := client.ObjectKey{Namespace: ns, Name: "gone"}
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{}} {
+		if err := k8s.Get(ctx, key, obj); err == nil && obj.GetDeletionTimestamp().IsZero() {
+			t.Errorf("%T left behind", obj)
+		}
+	}
+}
+
+func TestReconciler_RenderFailureIsReportedThenRecovers(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(gadgetGVK, ns, "broken", map[string]any{"fail": "the gadget is broken"})); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "install failure in status", func() error {
+		cr := get(t, gadgetGVK, ns, "broken")
+		if err := statusIs(cr, map[string]any{"phase": "Failed"}); err != nil {
+			return err
+		}
+		if err := conditionIs(cr, "Released", metav1.ConditionFalse, reconcile.ReasonInstallFailed); err != nil {
+			return err
+		}
+		if msg := condition(cr, "Released").Message; !strings.Contains(msg, "the gadget is broken") {
+			return fmt.Errorf("Released message %q does not say why", msg)
+		}
+		return nil
+	})
+	waitRevisions(t, ns, "gadget-broken") // a render failure stores nothing
+
+	patch := []byte(`{"spec":{"fail":""}}`)
+	if err := k8s.Patch(ctx, get(t, gadgetGVK, ns, "broken"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "gadget-broken", "1:deployed")
+	eventually(t, "running after the fix", func() error {
+		cr := get(t, gadgetGVK, ns, "broken")
+		if err := statusIs(cr, map[string]any{"phase": "Running", "message": "All 1 objects are ready"}); err != nil {
+			return err
+		}
+		return conditionIs(cr, "Released", metav1.ConditionTrue, reconcile.ReasonInstallSucceeded)
+	})
+}
+
+func waitRevisions(t *testing.T, ns, release string, want ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("release %s revisions %v", release, want), func() error {
+		revs, err := revisions(ns, release)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(revs, want) {
+			return fmt.Errorf("revisions %v", revs)
+		}
+		return nil
+	})
+}
+
+func setDeploymentStatus(t *testing.T, dep *appsv1.Deployment, replicas, ready int32) {
+	t.Helper()
+	eventually(t, "Deployment status written", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return err
+		}
+		available := corev1.ConditionFalse
+		if ready == replicas {
+			available = corev1.ConditionTrue
+		}
+		dep.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: dep.Generation, Replicas: replicas, UpdatedReplicas: replicas,
+			ReadyReplicas: ready, AvailableReplicas: ready,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: available, Reason: "Test"},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+			},
+		}
+		return k8s.Status().Update(ctx, dep)
+	})
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,87 @@
+package reconcile
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/storage"
+)
+
+// revision is a decoded stored revision and the objects of its manifest, with
+// namespaces filled in as Helm applied them.
+type revision struct {
+	*helm.Release
+	objects []*unstructured.Unstructured
+}
+
+// revisions decode each stored revision once: a revision's Secret is written
+// once per status change but its release never changes, and a Secret's UID
+// never comes back.
+type revisions struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]map[types.UID]*revision // by release, then storage Secret
+}
+
+// get returns the decoded revision rev of release key, reading it from storage
+// on first use.
+func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.NamespacedName, rev storage.Revision) (*revision, error) {
+	c.mu.Lock()
+	r, ok := c.m[key][rev.UID]
+	c.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	rel, err := h.Revision(key.Namespace, key.Name, rev.Number)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := rel.Objects()
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if o.GetNamespace() == "" && namespaced(mapper, o) {
+			o.SetNamespace(key.Namespace)
+		}
+	}
+	r = &revision{Release: rel, objects: objs}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[types.NamespacedName]map[types.UID]*revision{}
+	}
+	if c.m[key] == nil {
+		c.m[key] = map[types.UID]*revision{}
+	}
+	c.m[key][rev.UID] = r
+	return r, nil
+}
+
+// prune drops decoded revisions of release key that storage no longer holds.
+func (c *revisions) prune(key types.NamespacedName, history []storage.Revision) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(history) == 0 {
+		delete(c.m, key)
+		return
+	}
+	keep := make(map[types.UID]bool, len(history))
+	for _, r := range history {
+		keep[r.UID] = true
+	}
+	for uid := range c.m[key] {
+		if !keep[uid] {
+			delete(c.m[key], uid)
+		}
+	}
+}
+
+func namespaced(mapper meta.RESTMapper, o *unstructured.Unstructured) bool {
+	gvk := o.GroupVersionKind()
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err == nil && m.Scope.Name() == meta.RESTScopeNameNamespace
+}

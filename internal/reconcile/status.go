@@ -1,0 +1,195 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Status is the part of a custom resource's .status the reconciler owns. Hooks
+// own other keys; they are kept as they are.
+type Status struct {
+	ObservedGeneration int64              `json:"observedGeneration"`
+	Phase              string             `json:"phase"`
+	Message            string             `json:"message"`
+	Replicas           int32              `json:"replicas"`
+	ReadyReplicas      int32              `json:"readyReplicas"`
+	Release            *ReleaseStatus     `json:"release,omitempty"`
+	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ReleaseStatus describes the deployed revision (the newest one when none is
+// deployed). It never holds the manifest or the values.
+type ReleaseStatus struct {
+	Name         string       `json:"name"`
+	Revision     int          `json:"revision,omitempty"`
+	Chart        string       `json:"chart,omitempty"`
+	ChartVersion string       `json:"chartVersion,omitempty"`
+	AppVersion   string       `json:"appVersion,omitempty"`
+	Status       string       `json:"status,omitempty"`
+	ValuesDigest string       `json:"valuesDigest,omitempty"`
+	ChartDigest  string       `json:"chartDigest,omitempty"`
+	Updated      *metav1.Time `json:"updated,omitempty"`
+}
+
+// ownedKeys are the keys of .status that Status writes, removed when unset.
+var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release"}
+
+// writeStatus computes status from o and patches it onto the custom resource,
+// unless nothing changed.
+func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
+	current, _ := o.obj.Object["status"].(map[string]any)
+	var prev Status
+	if current != nil {
+		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(current, &prev)
+	}
+	st := computeStatus(o, prev.Conditions, r.now())
+	computed, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	if err != nil {
+		return fmt.Errorf("encoding status: %w", err)
+	}
+	next := make(map[string]any, len(current)+len(computed))
+	for k, v := range current {
+		next[k] = v
+	}
+	for _, k := range ownedKeys {
+		delete(next, k)
+	}
+	for k, v := range computed {
+		next[k] = v
+	}
+	if equality.Semantic.DeepEqual(current, next) {
+		return nil
+	}
+	patched := o.obj.DeepCopy()
+	patched.Object["status"] = next
+	if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(o.obj)); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}
+
+// computeStatus derives status from what o observed, and from the outcome of
+// this reconcile's Helm action until storage shows it.
+func computeStatus(o *observation, conds []metav1.Condition, now time.Time) Status {
+	gen := o.obj.GetGeneration()
+	st := Status{ObservedGeneration: gen, Conditions: conds, Release: releaseStatus(o)}
+	if h := o.health; h != nil {
+		st.Replicas, st.ReadyReplicas = h.replicas, h.readyReplicas
+	}
+	rel := released(o)
+	rdy := readiness(o)
+	set := func(c metav1.Condition) {
+		c.ObservedGeneration, c.LastTransitionTime = gen, metav1.NewTime(now)
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
+	set(rel)
+	set(rdy)
+	st.Phase, st.Message = phase(o, rel, rdy)
+	return st
+}
+
+// released says whether the wanted values and chart are deployed.
+func released(o *observation) metav1.Condition {
+	c := metav1.Condition{Type: ConditionReleased}
+	f := o.facts
+	switch {
+	case o.outcome != nil && o.outcome.failed:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, o.outcome.reason, o.outcome.message
+	case o.outcome != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, o.outcome.reason, o.outcome.message
+	case f.valuesErr != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesInvalid
+		c.Message = fmt.Sprintf("Cannot compute the release values: %v; fix the watch's overrideValues or the spec", f.valuesErr)
+	case f.deployed != nil && digestsOf(f.deployed) == f.want:
+		c.Status, c.Reason = metav1.ConditionTrue, ReasonUpgradeSucceeded
+		if f.deployed.Number == 1 {
+			c.Reason = ReasonInstallSucceeded
+		}
+		c.Message = fmt.Sprintf("Revision %d is deployed", f.deployed.Number)
+	case o.failure.count >= maxAttempts:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonRetriesExhausted
+		c.Message = fmt.Sprintf("Gave up after %d failed tries with these values and this chart; change the spec to try again. Last error: %s",
+			o.failure.count, o.failure.message)
+	case o.failure.count > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, o.failure.reason
+		c.Message = fmt.Sprintf("%s (try %d of %d; next in %s)", o.failure.message, o.failure.count, maxAttempts, f.retryIn.Round(time.Second))
+	case o.latest != nil && digestsOf(f.latest) == f.want:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonUpgradeFailed, o.latest.Description
+		if f.deployed == nil {
+			c.Reason = ReasonInstallFailed
+		}
+	case f.latest != nil && isPending(f.latest.Status):
+		c.Status, c.Reason = metav1.ConditionUnknown, ReasonPending
+		c.Message = fmt.Sprintf("Revision %d is %s", f.latest.Number, f.latest.Status)
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, ReasonNotReleased, "The release is not installed yet"
+	}
+	return c
+}
+
+// readiness says whether every object of the deployed revision is ready.
+func readiness(o *observation) metav1.Condition {
+	c := metav1.Condition{Type: ConditionReady}
+	h := o.health
+	switch {
+	case h == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonNotReleased, "No revision is deployed yet"
+	case h.ready:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonReady, h.summary()
+	case h.failed:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonObjectFail, h.message
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonProgressing, h.message
+	}
+	return c
+}
+
+// phase sums the conditions up in the seed's vocabulary.
+func phase(o *observation, rel, rdy metav1.Condition) (string, string) {
+	switch {
+	case rel.Status == metav1.ConditionFalse:
+		return PhaseFailed, rel.Message
+	case o.health != nil && o.health.failed:
+		return PhaseFailed, rdy.Message
+	case o.outcome != nil:
+		return o.outcome.phase, rel.Message
+	case o.facts.deployed == nil:
+		if o.facts.latest != nil {
+			return PhaseDeploying, rel.Message
+		}
+		return PhasePending, "Waiting for the release to be installed"
+	case rdy.Status == metav1.ConditionTrue:
+		return PhaseRunning, o.health.summary()
+	case o.facts.deployed.Number == 1:
+		return PhaseDeploying, o.health.summary()
+	default:
+		return PhaseUpdating, o.health.summary()
+	}
+}
+
+func releaseStatus(o *observation) *ReleaseStatus {
+	rs := &ReleaseStatus{Name: o.release.Name}
+	rev, d := o.deployed, o.facts.deployed
+	if rev == nil {
+		rev, d = o.latest, o.facts.latest
+	}
+	if d != nil {
+		rs.Revision, rs.Status = d.Number, d.Status
+		rs.ValuesDigest, rs.ChartDigest = d.Labels[LabelValuesDigest], d.Labels[LabelChartDigest]
+	}
+	if rev != nil {
+		rs.Chart, rs.ChartVersion, rs.AppVersion = rev.Chart, rev.ChartVersion, rev.AppVersion
+		if !rev.Updated.IsZero() {
+			t := metav1.NewTime(rev.Updated)
+			rs.Updated = &t
+		}
+	}
+	return rs
+}

@@ -1,0 +1,125 @@
+package reconcile
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+)
+
+func TestComputeStatus(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	want := digests{values: "v", chart: "c"}
+	deployed := rev(2, "deployed", want)
+	ready := &health{ready: true, workloads: 1, wantReplicas: 3, replicas: 3, readyReplicas: 3, objects: 3}
+	rolling := &health{workloads: 1, wantReplicas: 3, replicas: 3, readyReplicas: 1, message: "Deployment/x is not ready: 1/3"}
+	tests := []struct {
+		name       string
+		o          observation
+		wantPhase  string
+		wantMsg    string
+		wantRel    metav1.ConditionStatus
+		wantReady  metav1.ConditionStatus
+		wantReason string // of Released
+	}{
+		{
+			name:      "running",
+			o:         observation{facts: facts{want: want, latest: deployed, deployed: deployed}, health: ready},
+			wantPhase: PhaseRunning, wantMsg: "All replicas are ready",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionTrue, wantReason: ReasonUpgradeSucceeded,
+		},
+		{
+			name:      "rolling out an upgrade",
+			o:         observation{facts: facts{want: want, latest: deployed, deployed: deployed}, health: rolling},
+			wantPhase: PhaseUpdating, wantMsg: "1/3 replicas ready",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
+		},
+		{
+			name:      "nothing installed yet",
+			o:         observation{facts: facts{want: want}},
+			wantPhase: PhasePending, wantMsg: "Waiting for the release to be installed",
+			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonNotReleased,
+		},
+		{
+			name:      "installing now",
+			o:         observation{facts: facts{want: want}, outcome: &outcome{phase: PhaseDeploying, reason: ReasonInstalling, message: "Revision 1 applied"}},
+			wantPhase: PhaseDeploying, wantMsg: "Revision 1 applied",
+			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonInstalling,
+		},
+		{
+			name: "upgrade failed, old revision still serving",
+			o: observation{facts: facts{want: digests{values: "new", chart: "c"}, latest: deployed, deployed: deployed}, health: ready,
+				outcome: &outcome{phase: PhaseFailed, reason: ReasonUpgradeFailed, message: "boom", failed: true}},
+			wantPhase: PhaseFailed, wantMsg: "boom",
+			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionTrue, wantReason: ReasonUpgradeFailed,
+		},
+		{
+			name:      "values cannot be computed",
+			o:         observation{facts: facts{want: want, valuesErr: errors.New("bad override")}},
+			wantPhase: PhaseFailed, wantMsg: "Cannot compute the release values: bad override; fix the watch's overrideValues or the spec",
+			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonValuesInvalid,
+		},
+		{
+			name: "retries exhausted",
+			o: observation{facts: facts{want: want, failures: maxAttempts},
+				failure: failure{want: want, count: maxAttempts, message: "boom"}},
+			wantPhase: PhaseFailed,
+			wantMsg:   "Gave up after 3 failed tries with these values and this chart; change the spec to try again. Last error: boom",
+			wantRel:   metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonRetriesExhausted,
+		},
+		{
+			name: "failed revision found in storage after a restart",
+			o: observation{facts: facts{want: want, latest: rev(1, "failed", want)},
+				latest: &revision{Release: &helm.Release{Description: "Release \"x\" failed: quota exceeded"}}},
+			wantPhase: PhaseFailed, wantMsg: "Release \"x\" failed: quota exceeded",
+			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonInstallFailed,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tt.o
+			o.obj = &unstructured.Unstructured{Object: map[string]any{}}
+			o.obj.SetGeneration(7)
+			st := computeStatus(&o, nil, now)
+			if st.Phase != tt.wantPhase || st.Message != tt.wantMsg {
+				t.Errorf("phase, message = %s, %q; want %s, %q", st.Phase, st.Message, tt.wantPhase, tt.wantMsg)
+			}
+			if st.ObservedGeneration != 7 {
+				t.Errorf("observedGeneration = %d, want 7", st.ObservedGeneration)
+			}
+			for _, c := range st.Conditions {
+				if c.ObservedGeneration != 7 || !c.LastTransitionTime.Time.Equal(now) {
+					t.Errorf("%s: observedGeneration %d, time %v", c.Type, c.ObservedGeneration, c.LastTransitionTime)
+				}
+				switch c.Type {
+				case ConditionReleased:
+					if c.Status != tt.wantRel || c.Reason != tt.wantReason {
+						t.Errorf("Released = %s/%s, want %s/%s", c.Status, c.Reason, tt.wantRel, tt.wantReason)
+					}
+				case ConditionReady:
+					if c.Status != tt.wantReady {
+						t.Errorf("Ready = %s (%s), want %s", c.Status, c.Message, tt.wantReady)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestComputeStatus_KeepsTransitionTimeWhenUnchanged(t *testing.T) {
+	earlier := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	prev := []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady, LastTransitionTime: earlier}}
+	d := rev(1, "deployed", digests{})
+	o := &observation{obj: &unstructured.Unstructured{Object: map[string]any{}}, facts: facts{latest: d, deployed: d},
+		health: &health{ready: true, objects: 1}}
+	st := computeStatus(o, prev, earlier.Add(time.Hour))
+	for _, c := range st.Conditions {
+		if c.Type == ConditionReady && !c.LastTransitionTime.Equal(&earlier) {
+			t.Errorf("Ready transition time moved to %v", c.LastTransitionTime)
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// uninstall removes the release of a custom resource being deleted, with its
+// objects and its whole history, then lets the resource go by removing the
+// finalizer.
+//
+// Precondition: the custom resource has a deletion timestamp.
+// On success: event Uninstalled; the resource disappears, so no status.
+// On failure: Released False (UninstallFailed), phase Failed, event
+// UninstallFailed; retried with the controller's backoff.
+func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(o.obj, Finalizer) {
+		o.done = true
+		return ctrl.Result{}, nil
+	}
+	hc, err := r.Helm.For(o.release.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := hc.Uninstall(o.release.Name); err != nil {
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", "%s", err.Error())
+		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonUninstallFailed, message: err.Error(), failed: true}
+		return ctrl.Result{}, err
+	}
+	if len(o.history) > 0 {
+		ctrl.LoggerFrom(ctx).Info("Helm uninstall succeeded")
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", "Uninstalled release %s", o.release.Name)
+	}
+	orig := o.obj.DeepCopy()
+	controllerutil.RemoveFinalizer(o.obj, Finalizer)
+	if err := r.Client.Patch(ctx, o.obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return ctrl.Result{}, fmt.Errorf("removing finalizer %s: %w", Finalizer, err)
+	}
+	r.expect.forget(o.key)
+	r.failures.forget(o.key)
+	r.revisions.prune(o.release, nil)
+	o.done = true
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,32 @@
+package reconcile
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+)
+
+// upgrade makes a new revision with the custom resource's current values and
+// the kind's current chart, pruning storage to the kind's maxHistory.
+//
+// Precondition: a revision is deployed and its values or chart digest differ
+// from the wanted ones; no operation is pending.
+// On success: Released Unknown (Upgrading) and phase Updating until storage
+// shows the revision; event UpgradeSucceeded.
+// On failure: Released False (UpgradeFailed), phase Failed, event
+// UpgradeFailed; the deployed revision keeps serving; tried again with
+// backoff, at most maxAttempts times for the same values and chart.
+func (r *Reconciler) upgrade(ctx context.Context, o *observation) (ctrl.Result, error) {
+	return r.act(ctx, o, helmAction{
+		verb:      "Upgrade",
+		running:   ReasonUpgrading,
+		succeeded: ReasonUpgradeSucceeded,
+		failed:    ReasonUpgradeFailed,
+		phase:     PhaseUpdating,
+		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
+			return c.Upgrade(ctx, s)
+		},
+	})
+}

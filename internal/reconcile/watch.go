@@ -1,0 +1,63 @@
+package reconcile
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/rudder-operator/rudder/internal/owner"
+)
+
+// dependentWatcher starts, once per kind, a watch on the kinds of objects the
+// releases render, so that an object changed or deleted by hand, or one whose
+// readiness changes, enqueues its custom resource.
+type dependentWatcher struct {
+	ctrl    controller.Controller
+	cache   cache.Cache
+	owner   schema.GroupKind
+	enabled bool
+
+	mu      sync.Mutex
+	watched map[schema.GroupVersionKind]bool
+}
+
+func (w *dependentWatcher) watch(objs []*unstructured.Unstructured) error {
+	if !w.enabled {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watched == nil {
+		w.watched = map[schema.GroupVersionKind]bool{}
+	}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if w.watched[gvk] {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, u, owner.Handler(w.owner))); err != nil {
+			return err
+		}
+		w.watched[gvk] = true
+	}
+	return nil
+}
+
+// forPredicate passes the custom-resource events worth a reconcile: those of
+// resources the watch's selector matches, and of changes to their spec,
+// labels, annotations or deletion — not the status writes of rudder itself.
+func forPredicate(sel labels.Selector) predicate.Predicate {
+	return predicate.And(
+		predicate.NewPredicateFuncs(func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }),
+		predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}),
+	)
+}
