@@ -47,7 +47,7 @@ func (g *Getter) For(ns string) (*Client, error) {
 	cfg := new(action.Configuration)
 	debug := func(format string, v ...any) { g.log.V(1).Info(fmt.Sprintf(format, v...), "namespace", ns) }
 	if err := cfg.Init(g.rcg.forNamespace(ns), ns, "secret", debug); err != nil {
-		return nil, fmt.Errorf("initialising Helm for namespace %q: %w", ns, err)
+		return nil, fmt.Errorf("initializing Helm for namespace %q: %w", ns, err)
 	}
 	if kc, ok := cfg.KubeClient.(*kube.Client); ok {
 		kc.Namespace = ns

@@ -47,6 +47,9 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkHooks(ws); err != nil {
+		return nil, err
+	}
 	cfg := opts.Config
 	if cfg == nil {
 		if cfg, err = ctrl.GetConfig(); err != nil {
@@ -130,6 +133,17 @@ func loadWatches(file string) ([]watches.Watch, error) {
 		return watches.LoadFile(file)
 	}
 	return watches.Load(rudder.Files, rudder.WatchesFile)
+}
+
+// checkHooks refuses hooks this build does not have: a hook named in
+// watches.yaml and silently skipped would leave a kind half served.
+func checkHooks(ws []watches.Watch) error {
+	for _, w := range ws {
+		for _, h := range w.Hooks {
+			return fmt.Errorf("watches: kind %s: field \"hooks\": no hook named %q is built into rudder; remove it from the entry", w.GVK.Kind, h)
+		}
+	}
+	return nil
 }
 
 func watchesSource(opts Options) string {

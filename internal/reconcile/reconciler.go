@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,7 +45,6 @@ type Reconciler struct {
 	expect      expectations
 	failures    failures
 	revisions   revisions
-	setupOnce   sync.Once
 }
 
 // Reconcile observes one custom resource and its release, runs one step and

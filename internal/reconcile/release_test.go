@@ -31,7 +31,7 @@ func TestReconciler_Install(t *testing.T) {
 	eventually(t, "release revision 1 deployed", func() error {
 		revs, err := revisions(ns, "webapp-shop")
 		if err != nil || !slices.Equal(revs, []string{"1:deployed"}) {
-			return fmt.Errorf("revisions %v, err %v", revs, err)
+			return fmt.Errorf("revisions %v, err %w", revs, err)
 		}
 		return nil
 	})
@@ -222,7 +222,7 @@ func TestReconciler_Uninstall(t *testing.T) {
 	eventually(t, "custom resource gone", func() error {
 		u := newCR(webappGVK, ns, "gone", nil)
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(u), u); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (err %v, finalizers %v)", err, u.GetFinalizers())
+			return fmt.Errorf("still there (finalizers %v): %w", u.GetFinalizers(), err)
 		}
 		return nil
 	})
