@@ -10,6 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -111,6 +112,24 @@ func (c *Client) Uninstall(name string) error {
 		return fmt.Errorf("uninstalling release %q: %w", name, err)
 	}
 	return nil
+}
+
+// Unlock marks a pending revision as failed, so that a release whose writer
+// died mid-operation can move on. A revision no longer pending is left as it
+// is, and Unlock reports false.
+func (c *Client) Unlock(name string, revision int, description string) (bool, error) {
+	rel, err := c.cfg.Releases.Get(name, revision)
+	if err != nil {
+		return false, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
+	}
+	if !rel.Info.Status.IsPending() {
+		return false, nil
+	}
+	rel.SetStatus(release.StatusFailed, description)
+	if err := c.cfg.Releases.Update(rel); err != nil {
+		return false, fmt.Errorf("unlocking release %q revision %d: %w", name, revision, err)
+	}
+	return true, nil
 }
 
 // Revision reads one stored revision of release name in namespace ns,

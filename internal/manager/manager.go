@@ -2,9 +2,14 @@ package manager
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"regexp"
+	"strings"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -94,8 +99,10 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	holder := holderID()
 	for _, w := range ws {
 		r := &reconcile.Reconciler{
+			Holder:   holder,
 			Watch:    w,
 			Client:   mgr.GetClient(),
 			Storage:  store,
@@ -134,6 +141,25 @@ func loadWatches(file string) ([]watches.Watch, error) {
 	}
 	return watches.Load(rudder.Files, rudder.WatchesFile)
 }
+
+// holderID names this process on the revisions it writes: the host (the pod's
+// name in a cluster) and a random suffix, so that a restarted process is told
+// apart from the one before it. It is a valid label value.
+func holderID() string {
+	host, _ := os.Hostname()
+	host = strings.Trim(invalidLabelChars.ReplaceAllString(host, "-"), "-._")
+	if len(host) > 50 {
+		host = strings.Trim(host[:50], "-._")
+	}
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	if host == "" {
+		host = "rudder"
+	}
+	return host + "." + hex.EncodeToString(suffix)
+}
+
+var invalidLabelChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 
 // checkHooks refuses hooks this build does not have: a hook named in
 // watches.yaml and silently skipped would leave a kind half served.

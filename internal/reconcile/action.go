@@ -40,7 +40,7 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		Name:         o.release.Name,
 		Chart:        chrt,
 		Values:       o.values,
-		Labels:       map[string]string{LabelValuesDigest: o.facts.want.values, LabelChartDigest: o.facts.want.chart},
+		Labels:       map[string]string{LabelValuesDigest: o.facts.want.values, LabelChartDigest: o.facts.want.chart, LabelHolder: r.Holder},
 		MaxHistory:   r.Watch.MaxHistory,
 		PostRenderer: owner.PostRenderer{Owner: o.obj, Mapper: r.Mapper},
 	}

@@ -43,6 +43,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.values, o.facts.valuesErr = values.For(obj, r.Watch.OverrideValues)
 	o.facts.want = digests{values: values.Digest(o.values), chart: r.chartDigest}
 	o.facts.deleting = !obj.GetDeletionTimestamp().IsZero()
+	o.facts.self = r.Holder
 
 	hist, err := storage.History(ctx, r.Storage, o.release.Namespace, o.release.Name)
 	if err != nil {

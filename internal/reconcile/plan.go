@@ -13,7 +13,8 @@ type step string
 const (
 	stepUninstall step = "uninstall" // the custom resource is being deleted
 	stepInvalid   step = "invalid"   // its values cannot be computed: wait for a spec change
-	stepWait      step = "wait"      // an operation is pending, or storage has not caught up with ours
+	stepWait      step = "wait"      // another writer's operation is pending, or storage has not caught up with ours
+	stepUnlock    step = "unlock"    // a rudder process that is gone left the newest revision pending
 	stepInstall   step = "install"   // nothing is stored yet
 	stepReinstall step = "reinstall" // no revision was ever deployed and the last try failed
 	stepUpgrade   step = "upgrade"   // the deployed revision's values or chart are not the wanted ones
@@ -38,6 +39,7 @@ type facts struct {
 	caughtUp  bool              // storage shows the result of our last action
 	failures  int               // failed tries for `want` in a row
 	retryIn   time.Duration     // time left before the next try is allowed
+	self      string            // this process's LabelHolder value
 }
 
 // maxAttempts bounds the tries for one pair of values and chart digests, so a
@@ -54,6 +56,9 @@ func plan(f facts) step {
 	case f.valuesErr != nil:
 		return stepInvalid
 	case f.latest != nil && isPending(f.latest.Status):
+		if h := f.latest.Labels[LabelHolder]; h != "" && h != f.self {
+			return stepUnlock
+		}
 		return stepWait
 	case f.deployed != nil && digestsOf(f.deployed) == f.want:
 		return stepNone

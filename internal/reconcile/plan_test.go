@@ -14,6 +14,11 @@ func rev(n int, status string, d digests) *storage.Revision {
 	}}
 }
 
+func held(r *storage.Revision, holder string) *storage.Revision {
+	r.Labels[LabelHolder] = holder
+	return r
+}
+
 func TestPlan(t *testing.T) {
 	v1 := digests{values: "v1", chart: "c1"}
 	v2 := digests{values: "v2", chart: "c1"}
@@ -30,7 +35,9 @@ func TestPlan(t *testing.T) {
 		{name: "deployed with wanted digests", f: facts{caughtUp: true, want: v1, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepNone},
 		{name: "values changed", f: facts{caughtUp: true, want: v2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepUpgrade},
 		{name: "chart changed", f: facts{caughtUp: true, want: c2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepUpgrade},
-		{name: "operation pending", f: facts{caughtUp: true, want: v2, latest: rev(2, "pending-upgrade", v2), deployed: rev(1, "deployed", v1)}, want: stepWait},
+		{name: "pending, held by another writer", f: facts{caughtUp: true, want: v2, latest: rev(2, "pending-upgrade", v2), deployed: rev(1, "deployed", v1)}, want: stepWait},
+		{name: "pending, held by this process", f: facts{caughtUp: true, self: "me", want: v2, latest: held(rev(2, "pending-upgrade", v2), "me"), deployed: rev(1, "deployed", v1)}, want: stepWait},
+		{name: "pending, left by a rudder that is gone", f: facts{caughtUp: true, self: "me", want: v2, latest: held(rev(2, "pending-install", v2), "gone")}, want: stepUnlock},
 		{name: "first install failed, spec changed", f: facts{caughtUp: true, want: v2, latest: rev(1, "failed", v1)}, want: stepReinstall},
 		{name: "failed upgrade, spec reverted to deployed", f: facts{caughtUp: true, want: v1, latest: rev(2, "failed", v2), deployed: rev(1, "deployed", v1), failures: maxAttempts}, want: stepNone},
 		{name: "retry after backoff", f: facts{caughtUp: true, want: v2, latest: rev(2, "failed", v2), deployed: rev(1, "deployed", v1), failures: 1}, want: stepUpgrade},

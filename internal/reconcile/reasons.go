@@ -22,6 +22,7 @@ const (
 	ReasonUninstallFailed  = "UninstallFailed"
 	ReasonValuesInvalid    = "ValuesInvalid"
 	ReasonPending          = "OperationPending"
+	ReasonUnlocked         = "Unlocked"
 	ReasonRetriesExhausted = "RetriesExhausted"
 	ReasonDriftRepaired    = "DriftRepaired"
 	ReasonDriftRepairFail  = "DriftRepairFailed"
@@ -45,6 +46,9 @@ const (
 const (
 	LabelValuesDigest = "rudder.dev/values-digest"
 	LabelChartDigest  = "rudder.dev/chart-digest"
+	// LabelHolder names the rudder process that wrote a revision, so that a
+	// revision it left pending can be told from one another writer holds.
+	LabelHolder = "rudder.dev/holder"
 )
 
 // Finalizer keeps a custom resource until its release is uninstalled.

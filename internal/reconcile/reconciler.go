@@ -39,6 +39,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Clock is the time source; the real clock when nil.
 	Clock clock.PassiveClock
+	// Holder identifies this process on the revisions it writes (LabelHolder):
+	// unique per process, a valid label value.
+	Holder string
 
 	chartDigest string
 	watcher     *dependentWatcher
@@ -88,10 +91,13 @@ func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Res
 		return r.install(ctx, o)
 	case stepReinstall:
 		return r.reinstall(ctx, o)
+	case stepUnlock:
+		return r.unlock(ctx, o)
 	case stepUpgrade:
 		return r.upgrade(ctx, o)
 	case stepWait:
-		o.done = o.facts.retryIn == 0 // nothing new to say until storage catches up
+		// Only a wait for storage to catch up has nothing new to say.
+		o.done = o.facts.retryIn == 0 && (o.facts.latest == nil || !isPending(o.facts.latest.Status))
 		if !o.done {
 			r.assess(ctx, o, false)
 		}

@@ -127,7 +127,11 @@ func released(o *observation) metav1.Condition {
 		}
 	case f.latest != nil && isPending(f.latest.Status):
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonPending
-		c.Message = fmt.Sprintf("Revision %d is %s", f.latest.Number, f.latest.Status)
+		c.Message = fmt.Sprintf("Revision %d is %s, held by another writer (not rudder); rudder waits for it to finish",
+			f.latest.Number, f.latest.Status)
+		if h := f.latest.Labels[LabelHolder]; h != "" {
+			c.Message = fmt.Sprintf("Revision %d is %s by rudder %s", f.latest.Number, f.latest.Status, h)
+		}
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, ReasonNotReleased, "The release is not installed yet"
 	}

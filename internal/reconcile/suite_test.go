@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -22,6 +23,7 @@ import (
 
 var (
 	k8s       client.Client
+	restCfg   *rest.Config
 	webappGVK = schema.GroupVersionKind{Group: "webapp.my.domain", Version: "v1", Kind: "WebApp"}
 	gadgetGVK = schema.GroupVersionKind{Group: "test.rudder.dev", Version: "v1", Kind: "Gadget"}
 )
@@ -39,6 +41,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
+	restCfg = cfg
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

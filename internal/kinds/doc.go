@@ -1,0 +1,4 @@
+// Package kinds holds no code, only integration tests of the kinds rudder
+// embeds: each CRD of config/crd/bases, its chart and its samples, served by a
+// real manager on the embedded watches.yaml against envtest.
+package kinds

@@ -1,0 +1,41 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// unlock marks failed the newest revision, left pending by a rudder process
+// that is gone (it died mid-operation), so that the next reconcile can upgrade
+// or reinstall. Only one rudder reconciles at a time (leader election), so a
+// revision held by another rudder process is one nobody will finish. A
+// revision pending without a holder belongs to another writer, such as a
+// person with the helm CLI, and is never unlocked: plan waits for it.
+//
+// Precondition: the newest revision is pending and its LabelHolder names
+// another rudder process.
+// Sets: Released Unknown (Unlocked); event Unlocked.
+func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, error) {
+	latest := o.facts.latest
+	hc, err := r.Helm.For(o.release.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	desc := fmt.Sprintf("%s by rudder %s, which stopped before finishing; unlocked by rudder %s",
+		latest.Status, latest.Labels[LabelHolder], r.Holder)
+	unlocked, err := hc.Unlock(o.release.Name, latest.Number, desc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if unlocked {
+		ctrl.LoggerFrom(ctx).Info("Unlocked a revision left pending", "revision", latest.Number, "holder", latest.Labels[LabelHolder])
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUnlocked, "Unlock",
+			"Marked revision %d failed: it was %s", latest.Number, desc)
+	}
+	o.outcome = &outcome{phase: PhaseUpdating, reason: ReasonUnlocked, message: fmt.Sprintf("Revision %d was %s", latest.Number, desc)}
+	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
+}

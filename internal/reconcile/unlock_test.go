@@ -1,0 +1,100 @@
+package reconcile_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/reconcile"
+)
+
+// forgePending stores a revision 2 of release name, pending-upgrade, as a
+// writer that stopped mid-upgrade leaves it; holder "" plays the helm CLI.
+func forgePending(t *testing.T, ns, name, holder string) *storage.Storage {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))
+	rel, err := store.Get(name, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel.Version = 2
+	rel.Info.Status = release.StatusPendingUpgrade
+	rel.Info.Description = "Preparing upgrade"
+	rel.Labels = map[string]string{reconcile.LabelValuesDigest: "forged", reconcile.LabelChartDigest: "forged"}
+	if holder != "" {
+		rel.Labels[reconcile.LabelHolder] = holder
+	}
+	if err := store.Create(rel); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+func TestReconciler_UnlocksRevisionLeftPendingByAGoneRudder(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, "crash", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-crash", "1:deployed")
+	forgePending(t, ns, "webapp-crash", "rudder-gone.0badc0de")
+
+	patch := []byte(`{"spec":{"replicas":2}}`)
+	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "crash"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-crash", "1:superseded", "2:failed", "3:deployed")
+	eventually(t, "status on revision 3", func() error {
+		cr := get(t, webappGVK, ns, "crash")
+		if err := statusIs(cr, map[string]any{"release.revision": 3, "observedGeneration": 2}); err != nil {
+			return err
+		}
+		return conditionIs(cr, "Released", metav1.ConditionTrue, reconcile.ReasonUpgradeSucceeded)
+	})
+}
+
+func TestReconciler_WaitsForAnotherWritersPendingOperation(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, "busy", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-busy", "1:deployed")
+	store := forgePending(t, ns, "webapp-busy", "")
+
+	patch := []byte(`{"spec":{"replicas":2}}`)
+	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "busy"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the pending operation reported", func() error {
+		cr := get(t, webappGVK, ns, "busy")
+		if err := conditionIs(cr, "Released", metav1.ConditionUnknown, reconcile.ReasonPending); err != nil {
+			return err
+		}
+		if msg := condition(cr, "Released").Message; !strings.Contains(msg, "another writer") {
+			return fmt.Errorf("Released message %q does not say who holds the release", msg)
+		}
+		return nil
+	})
+	waitRevisions(t, ns, "webapp-busy", "1:deployed", "2:pending-upgrade")
+
+	// The other writer finishes (here: fails); rudder then upgrades.
+	rel, err := store.Get("webapp-busy", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel.SetStatus(release.StatusFailed, "Upgrade failed: the other writer gave up")
+	if err := store.Update(rel); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-busy", "1:superseded", "2:failed", "3:deployed")
+}
