@@ -52,7 +52,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHooks(ws); err != nil {
+	if err := checkHooks(ws, opts.Hooks); err != nil {
 		return nil, err
 	}
 	cfg := opts.Config
@@ -99,11 +99,20 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	registry, err := builtinHooks(mgr, opts.Hooks)
+	if err != nil {
+		return nil, err
+	}
 	holder := holderID()
 	for _, w := range ws {
+		hooks, err := registry.Resolve(w.Hooks)
+		if err != nil {
+			return nil, err // checkHooks saw to the names
+		}
 		r := &reconcile.Reconciler{
-			Holder:   holder,
 			Watch:    w,
+			Hooks:    hooks,
+			Holder:   holder,
 			Client:   mgr.GetClient(),
 			Storage:  store,
 			Helm:     hg,
@@ -160,17 +169,6 @@ func holderID() string {
 }
 
 var invalidLabelChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
-
-// checkHooks refuses hooks this build does not have: a hook named in
-// watches.yaml and silently skipped would leave a kind half served.
-func checkHooks(ws []watches.Watch) error {
-	for _, w := range ws {
-		for _, h := range w.Hooks {
-			return fmt.Errorf("watches: kind %s: field \"hooks\": no hook named %q is built into rudder; remove it from the entry", w.GVK.Kind, h)
-		}
-	}
-	return nil
-}
 
 func watchesSource(opts Options) string {
 	if opts.WatchesFile != "" {

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/rudder-operator/rudder/internal/hook"
 )
 
 // Options configure a manager. The zero value of every field means its default.
@@ -32,6 +34,9 @@ type Options struct {
 	// GracefulShutdown bounds how long running reconciles may take to finish
 	// after a stop signal. Default 30s.
 	GracefulShutdown time.Duration
+	// Hooks are added to the hooks built into rudder, for watches.yaml entries
+	// to enable by name. Default: none.
+	Hooks []hook.Hook
 	// Config reaches the cluster; default: ctrl.GetConfig() (--kubeconfig,
 	// $KUBECONFIG, in-cluster, ~/.kube/config).
 	Config *rest.Config

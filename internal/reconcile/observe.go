@@ -25,9 +25,10 @@ type observation struct {
 	latest   *revision // the newest revision when it failed, decoded for its description
 
 	// Filled in while the step runs.
-	outcome *outcome // what this reconcile's Helm action did
-	health  *health  // readiness of the deployed revision's objects
-	done    bool     // the step leaves no status to write
+	hooks   []hookRun // what each hook of the kind did this reconcile
+	outcome *outcome  // what this reconcile's Helm action did
+	health  *health   // readiness of the deployed revision's objects
+	done    bool      // the step leaves no status to write
 }
 
 // outcome is what a Helm action of this reconcile did, for the Released
@@ -41,8 +42,11 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o := &observation{obj: obj, key: keyOf(obj)}
 	o.release = types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Watch.ReleaseName(obj.GetName())}
 	o.values, o.facts.valuesErr = values.For(obj, r.Watch.OverrideValues)
-	o.facts.want = digests{values: values.Digest(o.values), chart: r.chartDigest}
 	o.facts.deleting = !obj.GetDeletionTimestamp().IsZero()
+	if o.facts.valuesErr == nil && !o.facts.deleting {
+		r.runHooks(ctx, o)
+	}
+	o.facts.want = digests{values: values.Digest(o.values), chart: r.chartDigest}
 	o.facts.self = r.Holder
 
 	hist, err := storage.History(ctx, r.Storage, o.release.Namespace, o.release.Name)

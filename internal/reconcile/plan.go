@@ -13,6 +13,7 @@ type step string
 const (
 	stepUninstall step = "uninstall" // the custom resource is being deleted
 	stepInvalid   step = "invalid"   // its values cannot be computed: wait for a spec change
+	stepBlocked   step = "blocked"   // a hook failed: retry it with backoff, touch no release
 	stepWait      step = "wait"      // another writer's operation is pending, or storage has not caught up with ours
 	stepUnlock    step = "unlock"    // a rudder process that is gone left the newest revision pending
 	stepInstall   step = "install"   // nothing is stored yet
@@ -33,6 +34,7 @@ func digestsOf(rev *storage.Revision) digests {
 type facts struct {
 	deleting  bool
 	valuesErr error
+	hookErr   error // the first hook that failed, which blocks any Helm step
 	want      digests
 	latest    *storage.Revision // newest stored revision, nil when none
 	deployed  *storage.Revision // newest deployed revision, nil when none
@@ -55,6 +57,8 @@ func plan(f facts) step {
 		return stepWait
 	case f.valuesErr != nil:
 		return stepInvalid
+	case f.hookErr != nil:
+		return stepBlocked
 	case f.latest != nil && isPending(f.latest.Status):
 		if h := f.latest.Labels[LabelHolder]; h != "" && h != f.self {
 			return stepUnlock

@@ -32,6 +32,7 @@ func TestPlan(t *testing.T) {
 		{name: "storage behind our last action", f: facts{want: v1}, want: stepWait},
 		{name: "values cannot be computed", f: facts{caughtUp: true, valuesErr: errors.New("bad override")}, want: stepInvalid},
 		{name: "nothing stored", f: facts{caughtUp: true, want: v1}, want: stepInstall},
+		{name: "a hook failed", f: facts{caughtUp: true, want: v1, hookErr: errors.New("cannot create Secret")}, want: stepBlocked},
 		{name: "deployed with wanted digests", f: facts{caughtUp: true, want: v1, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepNone},
 		{name: "values changed", f: facts{caughtUp: true, want: v2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepUpgrade},
 		{name: "chart changed", f: facts{caughtUp: true, want: c2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepUpgrade},

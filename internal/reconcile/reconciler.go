@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -39,6 +40,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Clock is the time source; the real clock when nil.
 	Clock clock.PassiveClock
+	// Hooks run on every reconcile of this kind, in order (watches.yaml hooks).
+	Hooks []hook.Hook
 	// Holder identifies this process on the revisions it writes (LabelHolder):
 	// unique per process, a valid label value.
 	Holder string
@@ -93,6 +96,9 @@ func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Res
 		return r.reinstall(ctx, o)
 	case stepUnlock:
 		return r.unlock(ctx, o)
+	case stepBlocked:
+		r.assess(ctx, o, false)
+		return ctrl.Result{}, o.facts.hookErr // the controller's backoff retries the hook
 	case stepUpgrade:
 		return r.upgrade(ctx, o)
 	case stepWait:

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -61,6 +62,16 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	for _, k := range ownedKeys {
 		delete(next, k)
 	}
+	for k, v := range hookStatus(o) {
+		if slices.Contains(ownedKeys, k) || k == "conditions" {
+			continue // rudder's own keys are not a hook's to write
+		}
+		if v == nil {
+			delete(next, k)
+			continue
+		}
+		next[k] = v
+	}
 	for k, v := range computed {
 		next[k] = v
 	}
@@ -91,6 +102,9 @@ func computeStatus(o *observation, conds []metav1.Condition, now time.Time) Stat
 	}
 	set(rel)
 	set(rdy)
+	for _, c := range hookConditions(o) {
+		set(c)
+	}
 	st.Phase, st.Message = phase(o, rel, rdy)
 	return st
 }
@@ -104,6 +118,9 @@ func released(o *observation) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, o.outcome.reason, o.outcome.message
 	case o.outcome != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, o.outcome.reason, o.outcome.message
+	case f.hookErr != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonHookFailed
+		c.Message = fmt.Sprintf("Waiting for %v", f.hookErr)
 	case f.valuesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesInvalid
 		c.Message = fmt.Sprintf("Cannot compute the release values: %v; fix the watch's overrideValues or the spec", f.valuesErr)

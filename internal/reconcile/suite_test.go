@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
@@ -50,6 +51,7 @@ func run(m *testing.M) int {
 	ctrl.SetLogger(log)
 	mgr, err := manager.New(manager.Options{
 		Config: cfg, WatchesFile: "testdata/watches.yaml", MetricsAddr: "0", ProbeAddr: "0",
+		Hooks: []hook.Hook{stamp},
 	}, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

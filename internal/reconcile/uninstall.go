@@ -32,6 +32,11 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonUninstallFailed, message: err.Error(), failed: true}
 		return ctrl.Result{}, err
 	}
+	if err := r.finalizeHooks(ctx, o); err != nil {
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonHookFailed, "Finalize", "%s", err.Error())
+		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonHookFailed, message: err.Error(), failed: true}
+		return ctrl.Result{}, err
+	}
 	if len(o.history) > 0 {
 		ctrl.LoggerFrom(ctx).Info("Helm uninstall succeeded")
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", "Uninstalled release %s", o.release.Name)

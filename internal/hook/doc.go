@@ -1,0 +1,5 @@
+// Package hook defines the Go hooks a kind enables by name in watches.yaml:
+// small pieces of reconcile a chart cannot express (a generated password
+// Secret, a backup schedule), each owning exactly one condition type. It holds
+// the interface and the registry, not the hooks themselves.
+package hook

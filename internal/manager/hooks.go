@@ -1,0 +1,39 @@
+package manager
+
+import (
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/watches"
+)
+
+// builtinHooks returns the registry of the hooks built into rudder, which
+// watches.yaml entries enable by name. Hooks only keep mgr's clients when
+// built, so a nil mgr gives a registry good for checking names.
+func builtinHooks(_ ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
+	r := &hook.Registry{}
+	for _, h := range extra {
+		if err := r.Add(h); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// checkHooks refuses, before anything connects to the cluster, a watches
+// entry naming a hook this build does not have: skipped silently, it would
+// leave a kind half served.
+func checkHooks(ws []watches.Watch, extra []hook.Hook) error {
+	registry, err := builtinHooks(nil, extra)
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if _, err := registry.Resolve(w.Hooks); err != nil {
+			return fmt.Errorf("watches: kind %s: field \"hooks\": %w; remove it from the entry", w.GVK.Kind, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rudder-operator/rudder/internal/hook"
+)
+
+// ReasonHookFailed is the reason of a hook's condition when the hook failed.
+const ReasonHookFailed = "HookFailed"
+
+// hookRun is what one hook did in one reconcile.
+type hookRun struct {
+	hook hook.Hook
+	res  hook.Result
+	err  error
+}
+
+// runHooks runs the kind's hooks in order, merging the values each returns
+// into o's values. The first failure stops the rest and blocks Helm steps.
+func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
+	for _, h := range r.Hooks {
+		res, err := h.Reconcile(ctx, o.obj, runtime.DeepCopyJSON(o.values))
+		o.hooks = append(o.hooks, hookRun{hook: h, res: res, err: err})
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Hook failed", "hook", h.Name())
+			o.facts.hookErr = fmt.Errorf("hook %s: %w", h.Name(), err)
+			return
+		}
+		mergeValues(o.values, res.Values)
+	}
+}
+
+// finalizeHooks runs the Finalize of every hook of the kind.
+func (r *Reconciler) finalizeHooks(ctx context.Context, o *observation) error {
+	for _, h := range r.Hooks {
+		if err := h.Finalize(ctx, o.obj); err != nil {
+			return fmt.Errorf("hook %s: %w", h.Name(), err)
+		}
+	}
+	return nil
+}
+
+// mergeValues merges src over dst: maps merge key by key, anything else replaces.
+func mergeValues(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				mergeValues(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// hookConditions returns the condition each hook owns, as this reconcile left it.
+func hookConditions(o *observation) []metav1.Condition {
+	out := make([]metav1.Condition, 0, len(o.hooks))
+	for _, run := range o.hooks {
+		c := run.res.Condition
+		c.Type = run.hook.Condition()
+		switch {
+		case run.err != nil:
+			c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonHookFailed, run.err.Error()
+		case c.Status == "":
+			c.Status = metav1.ConditionTrue
+		}
+		if c.Reason == "" {
+			c.Reason = "Reconciled"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// hookStatus returns the top-level status fields the hooks own; a nil value
+// removes a field.
+func hookStatus(o *observation) map[string]any {
+	out := map[string]any{}
+	for _, run := range o.hooks {
+		for k, v := range run.res.Status {
+			out[k] = v
+		}
+	}
+	return out
+}

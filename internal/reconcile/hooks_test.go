@@ -1,0 +1,107 @@
+package reconcile_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/reconcile"
+)
+
+// stampHook is the Gadget kind's test hook: it contributes a value and a
+// status field, owns the Stamped condition, fails on demand and records
+// which resources it finalized.
+type stampHook struct{ finalized sync.Map }
+
+var stamp = &stampHook{}
+
+func (*stampHook) Name() string      { return "stamp" }
+func (*stampHook) Condition() string { return "Stamped" }
+
+func (*stampHook) Reconcile(_ context.Context, obj *unstructured.Unstructured, _ map[string]any) (hook.Result, error) {
+	if msg, _, _ := unstructured.NestedString(obj.Object, "spec", "hookFail"); msg != "" {
+		return hook.Result{}, errors.New(msg)
+	}
+	return hook.Result{
+		Values:    map[string]any{"stamp": "stamped-" + obj.GetName()},
+		Status:    map[string]any{"stamp": "ok"},
+		Condition: metav1.Condition{Status: metav1.ConditionTrue, Reason: "Stamped", Message: "stamped"},
+	}, nil
+}
+
+func (s *stampHook) Finalize(_ context.Context, obj *unstructured.Unstructured) error {
+	s.finalized.Store(obj.GetNamespace()+"/"+obj.GetName(), true)
+	return nil
+}
+
+func TestReconciler_Hooks(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(gadgetGVK, ns, "stamped", map[string]any{"message": "hi"})); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "gadget-stamped", "1:deployed")
+	var cm corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gadget-stamped"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["stamp"] != "stamped-stamped" {
+		t.Errorf("ConfigMap stamp = %q, want the hook's value", cm.Data["stamp"])
+	}
+	eventually(t, "hook status and condition", func() error {
+		cr := get(t, gadgetGVK, ns, "stamped")
+		if err := statusIs(cr, map[string]any{"stamp": "ok", "phase": "Running"}); err != nil {
+			return err
+		}
+		return conditionIs(cr, "Stamped", metav1.ConditionTrue, "Stamped")
+	})
+
+	// A failing hook shows in its condition and blocks any Helm step.
+	patch := []byte(`{"spec":{"hookFail":"out of ink"}}`)
+	if err := k8s.Patch(ctx, get(t, gadgetGVK, ns, "stamped"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "hook failure in status", func() error {
+		cr := get(t, gadgetGVK, ns, "stamped")
+		if err := conditionIs(cr, "Stamped", metav1.ConditionFalse, reconcile.ReasonHookFailed); err != nil {
+			return err
+		}
+		if msg := condition(cr, "Stamped").Message; msg != "out of ink" {
+			return fmt.Errorf("Stamped message %q", msg)
+		}
+		return statusIs(cr, map[string]any{"phase": "Failed", "observedGeneration": 2})
+	})
+	waitRevisions(t, ns, "gadget-stamped", "1:deployed")
+
+	// Fixed: same values as revision 1, so no new revision either.
+	patch = []byte(`{"spec":{"hookFail":null}}`)
+	if err := k8s.Patch(ctx, get(t, gadgetGVK, ns, "stamped"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "hook recovered", func() error {
+		cr := get(t, gadgetGVK, ns, "stamped")
+		if err := conditionIs(cr, "Stamped", metav1.ConditionTrue, "Stamped"); err != nil {
+			return err
+		}
+		return statusIs(cr, map[string]any{"phase": "Running"})
+	})
+	waitRevisions(t, ns, "gadget-stamped", "1:deployed")
+
+	if err := k8s.Delete(ctx, get(t, gadgetGVK, ns, "stamped")); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "gadget-stamped")
+	eventually(t, "hook finalized", func() error {
+		if _, ok := stamp.finalized.Load(ns + "/stamped"); !ok {
+			return errors.New("Finalize not called")
+		}
+		return nil
+	})
+}
