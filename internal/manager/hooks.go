@@ -6,15 +6,22 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/hooks/password"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 // builtinHooks returns the registry of the hooks built into rudder, which
 // watches.yaml entries enable by name. Hooks only keep mgr's clients when
 // built, so a nil mgr gives a registry good for checking names.
-func builtinHooks(_ ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
+func builtinHooks(mgr ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
+	pw := &password.Hook{}
+	if mgr != nil {
+		// Secrets are read from the API server: caching them all would hold
+		// every Helm release in memory.
+		pw.Client, pw.Reader = mgr.GetClient(), mgr.GetAPIReader()
+	}
 	r := &hook.Registry{}
-	for _, h := range extra {
+	for _, h := range append([]hook.Hook{pw}, extra...) {
 		if err := r.Add(h); err != nil {
 			return nil, err
 		}

@@ -27,10 +27,11 @@ const (
 	ReasonDriftRepaired    = "DriftRepaired"
 	ReasonDriftRepairFail  = "DriftRepairFailed"
 
-	ReasonReady       = "Ready"
-	ReasonProgressing = "Progressing"
-	ReasonObjectFail  = "ObjectFailed"
-	ReasonNotReleased = "NotReleased"
+	ReasonReady          = "Ready"
+	ReasonWaitingForHook = "WaitingForHook"
+	ReasonProgressing    = "Progressing"
+	ReasonObjectFail     = "ObjectFailed"
+	ReasonNotReleased    = "NotReleased"
 )
 
 // Phases, as the seed's users read them in `kubectl get`.

@@ -95,14 +95,15 @@ func computeStatus(o *observation, conds []metav1.Condition, now time.Time) Stat
 		st.Replicas, st.ReadyReplicas = h.replicas, h.readyReplicas
 	}
 	rel := released(o)
-	rdy := readiness(o)
+	hooks := hookConditions(o)
+	rdy := readiness(o, hooks)
 	set := func(c metav1.Condition) {
 		c.ObservedGeneration, c.LastTransitionTime = gen, metav1.NewTime(now)
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
 	set(rel)
 	set(rdy)
-	for _, c := range hookConditions(o) {
+	for _, c := range hooks {
 		set(c)
 	}
 	st.Phase, st.Message = phase(o, rel, rdy)
@@ -155,11 +156,21 @@ func released(o *observation) metav1.Condition {
 	return c
 }
 
-// readiness says whether every object of the deployed revision is ready.
-func readiness(o *observation) metav1.Condition {
+// readiness says whether every object of the deployed revision is ready and
+// every hook's condition is True.
+func readiness(o *observation, hooks []metav1.Condition) metav1.Condition {
 	c := metav1.Condition{Type: ConditionReady}
 	h := o.health
+	var waiting *metav1.Condition
+	for i := range hooks {
+		if hooks[i].Status != metav1.ConditionTrue && waiting == nil {
+			waiting = &hooks[i]
+		}
+	}
 	switch {
+	case h != nil && h.ready && waiting != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonWaitingForHook
+		c.Message = fmt.Sprintf("%s is %s: %s", waiting.Type, waiting.Status, waiting.Message)
 	case h == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonNotReleased, "No revision is deployed yet"
 	case h.ready:
@@ -188,6 +199,8 @@ func phase(o *observation, rel, rdy metav1.Condition) (string, string) {
 		return PhasePending, "Waiting for the release to be installed"
 	case rdy.Status == metav1.ConditionTrue:
 		return PhaseRunning, o.health.summary()
+	case rdy.Reason == ReasonWaitingForHook:
+		return PhaseDeploying, rdy.Message
 	case o.facts.deployed.Number == 1:
 		return PhaseDeploying, o.health.summary()
 	default:

@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/hook"
 )
 
 func TestComputeStatus(t *testing.T) {
@@ -72,6 +75,14 @@ func TestComputeStatus(t *testing.T) {
 			wantRel:   metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonRetriesExhausted,
 		},
 		{
+			name: "objects ready, a hook still at work",
+			o: observation{facts: facts{want: want, latest: deployed, deployed: deployed}, health: ready,
+				hooks: []hookRun{{hook: fakeHook("Restored"), res: hook.Result{Condition: metav1.Condition{
+					Status: metav1.ConditionFalse, Reason: "Restoring", Message: "restoring latest dump"}}}}},
+			wantPhase: PhaseDeploying, wantMsg: "Restored is False: restoring latest dump",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
+		},
+		{
 			name: "failed revision found in storage after a restart",
 			o: observation{facts: facts{want: want, latest: rev(1, "failed", want)},
 				latest: &revision{Release: &helm.Release{Description: "Release \"x\" failed: quota exceeded"}}},
@@ -123,3 +134,13 @@ func TestComputeStatus_KeepsTransitionTimeWhenUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// fakeHook is a hook that owns condition type string(f) and does nothing.
+type fakeHook string
+
+func (f fakeHook) Name() string      { return strings.ToLower(string(f)) }
+func (f fakeHook) Condition() string { return string(f) }
+func (fakeHook) Reconcile(context.Context, *unstructured.Unstructured, map[string]any) (hook.Result, error) {
+	return hook.Result{}, nil
+}
+func (fakeHook) Finalize(context.Context, *unstructured.Unstructured) error { return nil }
