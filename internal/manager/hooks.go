@@ -7,6 +7,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/hooks/password"
+	"github.com/rudder-operator/rudder/internal/hooks/version"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -15,13 +16,15 @@ import (
 // built, so a nil mgr gives a registry good for checking names.
 func builtinHooks(mgr ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
 	pw := &password.Hook{}
+	ver := &version.Hook{Container: "postgres"}
 	if mgr != nil {
-		// Secrets are read from the API server: caching them all would hold
-		// every Helm release in memory.
+		// Secrets and pods are read from the API server: caching every Secret
+		// would hold every Helm release in memory, and every pod, a cluster.
 		pw.Client, pw.Reader = mgr.GetClient(), mgr.GetAPIReader()
+		ver.Reader = mgr.GetAPIReader()
 	}
 	r := &hook.Registry{}
-	for _, h := range append([]hook.Hook{pw}, extra...) {
+	for _, h := range append([]hook.Hook{pw, ver}, extra...) {
 		if err := r.Add(h); err != nil {
 			return nil, err
 		}
