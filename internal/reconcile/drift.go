@@ -28,7 +28,7 @@ func (r *Reconciler) repair(ctx context.Context, o *observation, want, live *uns
 		if err != nil {
 			return nil, r.repairFailed(o, ref, err)
 		}
-		r.repaired(ctx, o, ref, "deleted")
+		r.repaired(ctx, o, want, "deleted")
 		return obj, nil
 	}
 	if !drifted(want, live) {
@@ -43,14 +43,17 @@ func (r *Reconciler) repair(ctx context.Context, o *observation, want, live *uns
 		return nil, r.repairFailed(o, ref, err)
 	}
 	if live.GetResourceVersion() != before {
-		r.repaired(ctx, o, ref, "changed")
+		r.repaired(ctx, o, want, "changed")
 	}
 	return live, nil
 }
 
-func (r *Reconciler) repaired(ctx context.Context, o *observation, ref, how string) {
+// repaired records that obj was put back. The object is the event's related
+// object, so that events about two objects are not merged into one series.
+func (r *Reconciler) repaired(ctx context.Context, o *observation, obj *unstructured.Unstructured, how string) {
+	ref := obj.GetKind() + "/" + obj.GetName()
 	ctrl.LoggerFrom(ctx).Info("Put back object "+how+" outside Helm", "object", ref)
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonDriftRepaired, "Repair",
+	r.Recorder.Eventf(o.obj, obj, corev1.EventTypeNormal, ReasonDriftRepaired, "Repair",
 		"Put back %s, %s outside its release", ref, how)
 }
 

@@ -90,7 +90,8 @@ func (h health) summary() string {
 	case h.ready:
 		return fmt.Sprintf("All %d objects are ready", h.objects)
 	case h.workloads > 0 && !h.failed:
-		return fmt.Sprintf("%d/%d replicas ready", h.readyReplicas, h.wantReplicas)
+		// Mid-rollout, old and new pods together can outnumber the wanted ones.
+		return fmt.Sprintf("%d/%d replicas ready", min(h.readyReplicas, h.wantReplicas), h.wantReplicas)
 	default:
 		return h.message
 	}

@@ -121,3 +121,34 @@ func (f *failures) forget(key types.NamespacedName) {
 	defer f.mu.Unlock()
 	delete(f.m, key)
 }
+
+// writes remember the resourceVersion each custom resource had after our last
+// status write, so that a stale cache is never mistaken for the truth.
+type writes struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]string
+}
+
+func (w *writes) set(key types.NamespacedName, rv string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[types.NamespacedName]string{}
+	}
+	w.m[key] = rv
+}
+
+// shows reports whether an object read at resourceVersion rv shows our last
+// status write: true when we wrote nothing since start, or rv is that write's.
+func (w *writes) shows(key types.NamespacedName, rv string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.m[key]
+	return !ok || last == rv
+}
+
+func (w *writes) forget(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.m, key)
+}

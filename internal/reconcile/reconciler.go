@@ -51,6 +51,7 @@ type Reconciler struct {
 	expect      expectations
 	failures    failures
 	revisions   revisions
+	written     writes
 }
 
 // Reconcile observes one custom resource and its release, runs one step and
@@ -75,6 +76,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	st := plan(o.facts)
 	ctrl.LoggerFrom(ctx).V(1).Info("Planned step", "step", st)
+	if st != stepUninstall && st != stepNone {
+		r.assess(ctx, o, false) // the serving revision's health, whatever the step does
+	}
 	res, err := r.run(ctx, st, o)
 	if o.done {
 		return res, err
@@ -97,21 +101,16 @@ func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Res
 	case stepUnlock:
 		return r.unlock(ctx, o)
 	case stepBlocked:
-		r.assess(ctx, o, false)
 		return ctrl.Result{}, o.facts.hookErr // the controller's backoff retries the hook
 	case stepUpgrade:
 		return r.upgrade(ctx, o)
 	case stepWait:
 		// Only a wait for storage to catch up has nothing new to say.
 		o.done = o.facts.retryIn == 0 && (o.facts.latest == nil || !isPending(o.facts.latest.Status))
-		if !o.done {
-			r.assess(ctx, o, false)
-		}
 		return ctrl.Result{RequeueAfter: r.waitFor(o)}, nil
 	case stepNone:
 		return r.maintain(ctx, o)
 	default: // stepInvalid, stepHold: only a change of spec or chart helps
-		r.assess(ctx, o, false)
 		return ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}, nil
 	}
 }

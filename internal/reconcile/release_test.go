@@ -81,9 +81,8 @@ func TestReconciler_UpgradeOnlyWhenValuesChange(t *testing.T) {
 	waitRevisions(t, ns, "webapp-blog", "1:deployed")
 
 	// An annotation edit reconciles but changes no values: no new revision.
-	cr = get(t, webappGVK, ns, "blog")
-	cr.SetAnnotations(map[string]string{"note": "touched"})
-	if err := k8s.Update(ctx, cr); err != nil {
+	touch := []byte(`{"metadata":{"annotations":{"note":"touched"}}}`)
+	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "blog"), client.RawPatch("application/merge-patch+json", touch)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "status still on revision 1", func() error {

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -75,14 +77,31 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	for k, v := range computed {
 		next[k] = v
 	}
-	if equality.Semantic.DeepEqual(current, next) {
+	// The cache may not show our last write yet: skipping is safe only when
+	// it shows exactly what we last wrote (or nothing was written since start).
+	if equality.Semantic.DeepEqual(current, next) && r.written.shows(o.key, o.obj.GetResourceVersion()) {
 		return nil
 	}
+	// Send every key, not a diff against the cached object: a diff would leave
+	// out what the stale cache already "has" and the server does not.
+	patch := map[string]any{}
+	for k, v := range next {
+		patch[k] = v
+	}
+	for k := range current {
+		if _, kept := next[k]; !kept {
+			patch[k] = nil
+		}
+	}
+	body, err := json.Marshal(map[string]any{"status": patch})
+	if err != nil {
+		return fmt.Errorf("encoding status: %w", err)
+	}
 	patched := o.obj.DeepCopy()
-	patched.Object["status"] = next
-	if err := r.Client.Status().Patch(ctx, patched, client.MergeFrom(o.obj)); err != nil {
+	if err := r.Client.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
+	r.written.set(o.key, patched.GetResourceVersion())
 	return nil
 }
 

@@ -43,10 +43,12 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 	}
 	orig := o.obj.DeepCopy()
 	controllerutil.RemoveFinalizer(o.obj, Finalizer)
-	if err := r.Client.Patch(ctx, o.obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	err = r.Client.Patch(ctx, o.obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	if client.IgnoreNotFound(err) != nil { // gone already: a reconcile from a stale cache got here first
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s: %w", Finalizer, err)
 	}
 	r.expect.forget(o.key)
+	r.written.forget(o.key)
 	r.failures.forget(o.key)
 	r.revisions.prune(o.release, nil)
 	o.done = true

@@ -21,7 +21,7 @@ const (
 	Condition = "VersionCurrent"
 )
 
-// Hook reads the pods labelled app=<resource name> and reports the image tag
+// Hook reads the pods labeled app=<resource name> and reports the image tag
 // their Container runs against the wanted .spec.version.
 type Hook struct {
 	// Reader lists pods from the API server (pods are not cached).
