@@ -21,7 +21,7 @@ func DumpName(prefix string, t time.Time) string {
 }
 
 // ParseDumpTime reports whether file (a base name in the backup directory) is
-// a finished dump of prefix, exactly as the scripts recognise one, and when it
+// a finished dump of prefix, exactly as the scripts recognize one, and when it
 // was taken. Files of other prefixes, partial dumps and anything else give
 // false; for prefixes the scripts accept, no file belongs to two prefixes.
 func ParseDumpTime(prefix, file string) (time.Time, bool) {

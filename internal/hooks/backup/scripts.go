@@ -39,15 +39,15 @@ const DefaultWaitSeconds = 120
 // interrupted run (a younger one may belong to a run still going).
 const StalePartialMinutes = 60
 
-// BackupScript returns the backup script; the container runs it with /bin/sh
+// Script returns the backup script; the container runs it with /bin/sh
 // (command: [/bin/sh, -c, script]). It waits for the server, dumps the
 // database in pg_dump's custom format into a hidden ".partial" file, reads the
 // archive back, renames it to DumpName(prefix, now), and only then deletes
 // all but the newest EnvRetention dumps of the prefix and stale partial dumps
 // of the prefix. Any failure exits non-zero having deleted nothing.
-func BackupScript() string { return backupScript }
+func Script() string { return backupScript }
 
-// RestoreScript returns the restore script, run like BackupScript against the
+// RestoreScript returns the restore script, run like Script against the
 // server of the Database being restored into. It resolves EnvRestoreFile,
 // checks the archive, waits for the server and restores with pg_restore in
 // one transaction (dropping the dump's objects first, owned by EnvUser, no
@@ -200,7 +200,7 @@ for f in "$BACKUP_DIR/.$BACKUP_PREFIX"-{{.StampGlob}}{{.DumpExt}}.partial; do
 	fi
 done
 
-say "done: $name; $count dumps of $BACKUP_PREFIX kept"
+say "done: $name; dumps of $BACKUP_PREFIX kept: $count"
 {{end}}`
 
 const restoreTemplate = `{{define "restore"}}{{template "common" .}}

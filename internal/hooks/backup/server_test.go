@@ -129,7 +129,7 @@ func (s *server) start(cred *syscall.Credential) error {
 	if err != nil {
 		return err
 	}
-	defer log.Close()
+	defer func() { _ = log.Close() }() // the server holds its own descriptor
 	cmd := exec.Command(filepath.Join(pgBin, "postgres"), "-D", filepath.Join(s.root, "data"),
 		"-p", port, "-k", s.root, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off")
 	cmd.Stdout, cmd.Stderr = log, log
@@ -174,8 +174,8 @@ func freePort() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	return port, l.Close()
 }
 
 // randomSecret returns a new password and remembers it, so that runScript can
@@ -261,6 +261,7 @@ func runScript(t *testing.T, script string, env map[string]string) (string, erro
 	cmd.Env = envList(env)
 	b, err := cmd.CombinedOutput()
 	out := string(b)
+	t.Logf("%s", out)
 	secretsMu.Lock()
 	defer secretsMu.Unlock()
 	for _, p := range secrets {
