@@ -1,0 +1,121 @@
+//go:build e2e
+
+// Package e2e runs rudder's end-to-end tests: the manager binary, started as
+// a subprocess, against the local cluster of hack/cluster-up.sh, driven with
+// the kubectl and helm commands of the seed document. Run them with
+// `make test-e2e`, which provides KUBECONFIG and RUDDER_MANAGER_BIN.
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rudder-operator/rudder/internal/testenv"
+)
+
+// Environment the harness needs; hack/e2e.sh sets both.
+const (
+	envKubeconfig = "KUBECONFIG"
+	envManagerBin = "RUDDER_MANAGER_BIN"
+)
+
+// crdName is the CRD of the WebApp kind, from config/crd/bases.
+const crdName = "webapps.webapp.my.domain"
+
+// Set up by TestMain before any test runs, read-only afterwards.
+var (
+	// root is the repository root; kubectl and helm run there.
+	root string
+	// rudder is the manager under test.
+	rudder *manager
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+// runMain sets up the cluster and the manager, runs the tests, and stops the
+// manager with SIGTERM; a manager that does not exit 0 within shutdownTimeout
+// fails the run.
+func runMain(m *testing.M) int {
+	if err := setUp(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: setup failed: %v\n", err)
+		if rudder != nil {
+			_ = rudder.stop(shutdownTimeout)
+			rudder.printTail(os.Stderr, 100)
+		}
+		return 1
+	}
+	code := m.Run()
+
+	fmt.Fprintf(os.Stderr, "e2e: sending SIGTERM to the manager (pid %d)\n", rudder.pid())
+	if err := rudder.stop(shutdownTimeout); err != nil {
+		fmt.Fprintf(os.Stderr, "--- FAIL: manager shutdown: expected exit code 0 within %s of SIGTERM; %v\n", shutdownTimeout, err)
+		code = 1
+	} else {
+		fmt.Fprintf(os.Stderr, "--- PASS: manager shutdown: exited with code 0 after SIGTERM\n")
+	}
+	if code != 0 {
+		rudder.printTail(os.Stderr, 100)
+		fmt.Fprintf(os.Stderr, "e2e: the manager's whole log is kept in %s\n", rudder.logPath)
+	} else {
+		_ = os.RemoveAll(filepath.Dir(rudder.logPath))
+	}
+	return code
+}
+
+// setUp checks the environment, installs the CRDs and starts the manager.
+func setUp() error {
+	var missing []string
+	for _, name := range []string{envKubeconfig, envManagerBin} {
+		if os.Getenv(name) == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%v not set: the end-to-end tests need a cluster and the manager binary; run `make test-e2e`", missing)
+	}
+	bin := os.Getenv(envManagerBin)
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("%s=%s: %w; run `make test-e2e` (it builds bin/manager)", envManagerBin, bin, err)
+	}
+	var err error
+	if root, err = testenv.Root(); err != nil {
+		return err
+	}
+	for _, tool := range []string{"kubectl", "helm"} {
+		if _, err := os.Stat(filepath.Join(root, "bin", tool)); err != nil {
+			return fmt.Errorf("bin/%s is missing: run `make tools`: %w", tool, err)
+		}
+	}
+
+	if _, err := run("kubectl", "apply", "-f", filepath.Join(root, "config", "crd", "bases")); err != nil {
+		return fmt.Errorf("installing the CRDs: %w", err)
+	}
+	if _, err := run("kubectl", "wait", "--for=condition=Established", "--timeout=120s", "crd/"+crdName); err != nil {
+		return fmt.Errorf("waiting for CRD %s to be Established: %w", crdName, err)
+	}
+
+	dir, err := os.MkdirTemp("", "rudder-e2e-")
+	if err != nil {
+		return err
+	}
+	if rudder, err = startManager(bin, filepath.Join(dir, "manager.log")); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "e2e: started %s (pid %d), log %s\n", bin, rudder.pid(), rudder.logPath)
+	if err := rudder.waitReady(readyTimeout); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "e2e: the manager is ready (%s answered 200)\n", rudder.readyURL())
+	return nil
+}
+
+// Timeouts of the harness. Generous: the tests run on a slow, shared machine.
+const (
+	readyTimeout    = 2 * time.Minute
+	shutdownTimeout = 30 * time.Second
+)

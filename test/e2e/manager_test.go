@@ -1,0 +1,190 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// errNotReady is the answer of a manager whose /readyz is not 200 yet.
+var errNotReady = errors.New("not ready")
+
+// manager is the rudder binary under test, running as a subprocess with its
+// output in a file.
+type manager struct {
+	cmd       *exec.Cmd
+	logPath   string
+	probeAddr string
+
+	exited  chan struct{} // closed once the process has exited
+	waitErr error         // cmd.Wait's result, set before exited is closed
+}
+
+// startManager starts bin with a free local probe port, metrics off and
+// console logs into logPath.
+func startManager(bin, logPath string) (*manager, error) {
+	addr, err := freeLocalAddr()
+	if err != nil {
+		return nil, fmt.Errorf("finding a free port for the health probes: %w", err)
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	m := &manager{logPath: logPath, probeAddr: addr, exited: make(chan struct{})}
+	m.cmd = exec.Command(bin,
+		"--metrics-bind-address=0",
+		"--health-probe-bind-address="+addr,
+		"--log-format=console",
+		"--log-level=debug",
+	)
+	m.cmd.Dir = root
+	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
+	setParentDeathSignal(m.cmd)
+
+	// The parent-death signal fires when the thread that started the process
+	// exits, so that thread stays locked to this goroutine while the process
+	// lives: a test binary killed by `go test -timeout` takes the manager along.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := m.cmd.Start(); err != nil {
+			started <- err
+			runtime.UnlockOSThread()
+			return
+		}
+		started <- nil
+		m.waitErr = m.cmd.Wait()
+		_ = logFile.Close()
+		close(m.exited)
+	}()
+	if err := <-started; err != nil {
+		_ = logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	return m, nil
+}
+
+func (m *manager) pid() int { return m.cmd.Process.Pid }
+
+func (m *manager) readyURL() string { return "http://" + m.probeAddr + "/readyz" }
+
+// waitReady waits until /readyz answers 200, failing early when the process
+// exits.
+func (m *manager) waitReady(timeout time.Duration) error {
+	client := &http.Client{Timeout: 5 * time.Second}
+	deadline := time.Now().Add(timeout)
+	last := errNotReady
+	for time.Now().Before(deadline) {
+		select {
+		case <-m.exited:
+			return fmt.Errorf("the manager exited before it was ready (%s); see %s", describeExit(m.waitErr), m.logPath)
+		default:
+		}
+		resp, err := client.Get(m.readyURL())
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("%w: status %d: %s", errNotReady, resp.StatusCode, strings.TrimSpace(string(body)))
+		}
+		last = err
+		time.Sleep(500 * time.Millisecond)
+	}
+	return fmt.Errorf("expected %s to answer 200 within %s; last answer: %w", m.readyURL(), timeout, last)
+}
+
+// stop sends SIGTERM and waits for the process to exit. It returns an error
+// unless the process exits with code 0 within timeout; a process still running
+// then is killed.
+func (m *manager) stop(timeout time.Duration) error {
+	select {
+	case <-m.exited:
+		return fmt.Errorf("the manager had already exited before SIGTERM was sent: %v", describeExit(m.waitErr))
+	default:
+	}
+	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("sending SIGTERM: %w", err)
+	}
+	start := time.Now()
+	select {
+	case <-m.exited:
+		if m.waitErr != nil {
+			return fmt.Errorf("saw %v after %s", describeExit(m.waitErr), time.Since(start).Round(time.Millisecond))
+		}
+		fmt.Fprintf(os.Stderr, "e2e: the manager exited with code 0, %s after SIGTERM\n", time.Since(start).Round(time.Millisecond))
+		return nil
+	case <-time.After(timeout):
+		_ = m.cmd.Process.Kill()
+		<-m.exited
+		return fmt.Errorf("saw it still running after %s; killed it", timeout)
+	}
+}
+
+func describeExit(err error) string {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.String()
+	}
+	if err == nil {
+		return "exit code 0"
+	}
+	return err.Error()
+}
+
+// tail returns the last n lines of the manager's log.
+func (m *manager) tail(n int) string {
+	f, err := os.Open(m.logPath)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", m.logPath, err)
+	}
+	defer func() { _ = f.Close() }()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *manager) printTail(w io.Writer, n int) {
+	_, _ = fmt.Fprintf(w, "----- last %d lines of the manager log %s -----\n%s\n----- end of the manager log -----\n", n, m.logPath, m.tail(n))
+}
+
+// logManagerOnFailure logs the tail of the manager's log when t fails.
+func logManagerOnFailure(t *testing.T) {
+	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last 60 lines of the manager log %s:\n%s", rudder.logPath, rudder.tail(60))
+		}
+	})
+}
+
+// freeLocalAddr returns a 127.0.0.1 address whose port was free a moment ago.
+func freeLocalAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
+}
