@@ -28,8 +28,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 var (
@@ -219,6 +221,14 @@ func TestSamples_ApplyAndInstall(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no samples in config/samples")
 	}
+	ws, err := watches.Load(rudder.Files, rudder.WatchesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[schema.GroupVersionKind]bool{}
+	for _, w := range ws {
+		served[w.GVK] = true
+	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			// A namespace of its own: a sample naming "default" would
@@ -227,6 +237,11 @@ func TestSamples_ApplyAndInstall(t *testing.T) {
 			objs := readManifests(t, file)
 			if len(objs) == 0 {
 				t.Fatal("no objects in the sample")
+			}
+			for _, obj := range objs {
+				if !served[obj.GroupVersionKind()] {
+					t.Fatalf("%s %s: no entry of the embedded watches.yaml serves %s", obj.GetKind(), obj.GetName(), obj.GroupVersionKind())
+				}
 			}
 			for _, obj := range objs {
 				obj.SetNamespace(ns)
