@@ -57,6 +57,10 @@ test-unit: ## Run unit and integration tests (envtest on the binaries in bin/).
 test-e2e: tools build ## Run end-to-end tests on the local cluster (started and stopped around the tests).
 	hack/e2e.sh $(E2E_TIMEOUT)
 
+.PHONY: bench
+bench: tools build ## Measure rudder on the local cluster: time to Running, CPU and memory (RUDDER_BENCH_WEBAPPS, default 200).
+	hack/e2e.sh 60m -tags bench -run '^$$' -bench . -benchtime 1x -v ./test/bench/
+
 .PHONY: lint
 lint: ## gofmt, go vet, golangci-lint and helm lint.
 	hack/lint.sh
