@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -305,3 +306,29 @@ func setDeploymentStatus(t *testing.T, dep *appsv1.Deployment, replicas, ready i
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestReconciler_HonoursTheWatchSelector(t *testing.T) {
+	ns := namespace(t)
+	g := newCR(gadgetGVK, ns, "ignored", map[string]any{"message": "hi"})
+	g.SetLabels(map[string]string{"rudder.test/ignore": "yes"})
+	if err := k8s.Create(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	// A resource the selector does not match is never touched: give rudder
+	// time to do something wrong, then check it did nothing.
+	if err := k8s.Create(ctx, newCR(gadgetGVK, ns, "control", map[string]any{"message": "hi"})); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "gadget-control", "1:deployed")
+	time.Sleep(2 * time.Second)
+	if cr := get(t, gadgetGVK, ns, "ignored"); len(cr.GetFinalizers()) != 0 || cr.Object["status"] != nil {
+		t.Errorf("a resource outside the selector was reconciled: finalizers %v, status %v", cr.GetFinalizers(), cr.Object["status"])
+	}
+	waitRevisions(t, ns, "gadget-ignored")
+
+	patch := []byte(`{"metadata":{"labels":{"rudder.test/ignore":null}}}`)
+	if err := k8s.Patch(ctx, get(t, gadgetGVK, ns, "ignored"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "gadget-ignored", "1:deployed")
+}
