@@ -38,6 +38,10 @@ type Result struct {
 	Status map[string]any
 	// Condition is the state of the hook's condition; its Type is filled in.
 	Condition metav1.Condition
+	// BlocksReady keeps the resource from being Ready while Condition is not
+	// True (a restore in progress). Other hooks' conditions only inform (the
+	// last backup failed, yet the database serves).
+	BlocksReady bool
 	// RequeueAfter asks for another reconcile after this long; 0 for none.
 	RequeueAfter time.Duration
 }

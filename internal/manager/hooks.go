@@ -6,6 +6,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/hooks/backup"
 	"github.com/rudder-operator/rudder/internal/hooks/password"
 	"github.com/rudder-operator/rudder/internal/hooks/version"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -17,14 +18,16 @@ import (
 func builtinHooks(mgr ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
 	pw := &password.Hook{}
 	ver := &version.Hook{Container: "postgres"}
+	bak := &backup.Hook{}
 	if mgr != nil {
 		// Secrets and pods are read from the API server: caching every Secret
 		// would hold every Helm release in memory, and every pod, a cluster.
 		pw.Client, pw.Reader = mgr.GetClient(), mgr.GetAPIReader()
 		ver.Reader = mgr.GetAPIReader()
+		bak.Client, bak.Reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
 	r := &hook.Registry{}
-	for _, h := range append([]hook.Hook{pw, ver}, extra...) {
+	for _, h := range append([]hook.Hook{pw, ver, bak}, extra...) {
 		if err := r.Add(h); err != nil {
 			return nil, err
 		}

@@ -115,7 +115,7 @@ func computeStatus(o *observation, conds []metav1.Condition, now time.Time) Stat
 	}
 	rel := released(o)
 	hooks := hookConditions(o)
-	rdy := readiness(o, hooks)
+	rdy := readiness(o, blocking(o, hooks))
 	set := func(c metav1.Condition) {
 		c.ObservedGeneration, c.LastTransitionTime = gen, metav1.NewTime(now)
 		meta.SetStatusCondition(&st.Conditions, c)
@@ -175,16 +175,25 @@ func released(o *observation) metav1.Condition {
 	return c
 }
 
+// blocking returns the hook conditions that keep the resource from being Ready.
+func blocking(o *observation, conds []metav1.Condition) []metav1.Condition {
+	var out []metav1.Condition
+	for i, run := range o.hooks {
+		if run.res.BlocksReady && conds[i].Status != metav1.ConditionTrue {
+			out = append(out, conds[i])
+		}
+	}
+	return out
+}
+
 // readiness says whether every object of the deployed revision is ready and
-// every hook's condition is True.
+// no hook holds readiness back.
 func readiness(o *observation, hooks []metav1.Condition) metav1.Condition {
 	c := metav1.Condition{Type: ConditionReady}
 	h := o.health
 	var waiting *metav1.Condition
-	for i := range hooks {
-		if hooks[i].Status != metav1.ConditionTrue && waiting == nil {
-			waiting = &hooks[i]
-		}
+	if len(hooks) > 0 {
+		waiting = &hooks[0]
 	}
 	switch {
 	case h != nil && h.ready && waiting != nil:

@@ -77,8 +77,12 @@ func TestComputeStatus(t *testing.T) {
 		{
 			name: "objects ready, a hook still at work",
 			o: observation{facts: facts{want: want, latest: deployed, deployed: deployed}, health: ready,
-				hooks: []hookRun{{hook: fakeHook("Restored"), res: hook.Result{Condition: metav1.Condition{
-					Status: metav1.ConditionFalse, Reason: "Restoring", Message: "restoring latest dump"}}}}},
+				hooks: []hookRun{
+					{hook: fakeHook("BackedUp"), res: hook.Result{Condition: metav1.Condition{
+						Status: metav1.ConditionFalse, Reason: "BackupFailed", Message: "informs only"}}},
+					{hook: fakeHook("Restored"), res: hook.Result{BlocksReady: true, Condition: metav1.Condition{
+						Status: metav1.ConditionFalse, Reason: "Restoring", Message: "restoring latest dump"}}},
+				}},
 			wantPhase: PhaseDeploying, wantMsg: "Restored is False: restoring latest dump",
 			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
 		},

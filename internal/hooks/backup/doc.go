@@ -1,6 +1,7 @@
-// Package backup owns the shell scripts that back up and restore a Database's
-// PostgreSQL server (run with /bin/sh in the official postgres image), and the
-// dump file names they use, so the hook that schedules them computes status
-// from the same names. It builds no Kubernetes objects and holds no secrets:
-// the scripts read credentials from their environment.
+// Package backup is the "backup" hook of the Database kind: it keeps a
+// CronJob <name>-backup that dumps the database into a backup volume on a
+// schedule, runs a backup on request, and reports the Jobs' real outcomes.
+// It also owns the shell scripts the Jobs run (in the official postgres
+// image) and the dump file names they use. The scripts read credentials from
+// their environment: no secret passes through the hook.
 package backup

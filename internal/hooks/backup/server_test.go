@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 	if srv != nil {
 		srv.stop()
 	}
+	stopKube()
 	os.Exit(code)
 }
 

@@ -1,0 +1,129 @@
+package backup
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// LabelBackupOf marks the CronJob, the Jobs and the volume of a Database's
+// backups with the Database's name.
+const LabelBackupOf = "rudder.dev/backup-of"
+
+// mountPath is where the backup volume is mounted in a backup Job.
+const mountPath = "/backups"
+
+// spec is what the hook needs of a Database to build its backup objects.
+type spec struct {
+	name, namespace string
+	version         string
+	database        string
+	storageClass    string
+	secretName      string
+	usernameKey     string
+	passwordKey     string
+	schedule        string
+	storageSize     string
+	retention       int64
+}
+
+func (s spec) objectName() string { return s.name + "-backup" }
+
+func (s spec) labels() map[string]string {
+	return map[string]string{
+		"app":                          s.name,
+		"app.kubernetes.io/instance":   s.name,
+		"app.kubernetes.io/component":  "backup",
+		"app.kubernetes.io/managed-by": "rudder",
+		LabelBackupOf:                  s.name,
+	}
+}
+
+// volumeClaim is the backup volume. It has no owner: it outlives the Database
+// unless the deletion policy says Delete.
+func (s spec) volumeClaim() (*corev1.PersistentVolumeClaim, error) {
+	size, err := resource.ParseQuantity(s.storageSize)
+	if err != nil {
+		return nil, fmt.Errorf("spec.backup.storageSize %q: %w", s.storageSize, err)
+	}
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: s.objectName(), Namespace: s.namespace, Labels: s.labels()},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}
+	if s.storageClass != "" {
+		pvc.Spec.StorageClassName = ptr.To(s.storageClass)
+	}
+	return pvc, nil
+}
+
+// cronJobSpec is the wanted spec of the backup CronJob: never two backups at
+// once, a missed run started late only within five minutes, and a Job of the
+// backup script in the restricted security profile.
+func (s spec) cronJobSpec() batchv1.CronJobSpec {
+	return batchv1.CronJobSpec{
+		Schedule:                   s.schedule,
+		ConcurrencyPolicy:          batchv1.ForbidConcurrent,
+		StartingDeadlineSeconds:    ptr.To[int64](300),
+		SuccessfulJobsHistoryLimit: ptr.To[int32](3),
+		FailedJobsHistoryLimit:     ptr.To[int32](3),
+		JobTemplate: batchv1.JobTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: s.labels()},
+			Spec:       s.jobSpec(),
+		},
+	}
+}
+
+func (s spec) jobSpec() batchv1.JobSpec {
+	secretEnv := func(name, key string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: s.secretName}, Key: key}}}
+	}
+	return batchv1.JobSpec{
+		BackoffLimit:          ptr.To[int32](2),
+		ActiveDeadlineSeconds: ptr.To[int64](3600),
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: s.labels()},
+			Spec: corev1.PodSpec{
+				RestartPolicy:      corev1.RestartPolicyNever,
+				EnableServiceLinks: ptr.To(false),
+				SecurityContext: &corev1.PodSecurityContext{
+					RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](999), RunAsGroup: ptr.To[int64](999),
+					FSGroup:        ptr.To[int64](999),
+					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				},
+				Containers: []corev1.Container{{
+					Name:    "backup",
+					Image:   "postgres:" + s.version,
+					Command: []string{"/bin/sh", "-c", Script()},
+					Env: []corev1.EnvVar{
+						{Name: EnvHost, Value: s.name},
+						{Name: EnvPort, Value: "5432"},
+						secretEnv(EnvUser, s.usernameKey),
+						secretEnv(EnvPassword, s.passwordKey),
+						{Name: EnvDatabase, Value: s.database},
+						{Name: EnvDir, Value: mountPath},
+						{Name: EnvPrefix, Value: s.name},
+						{Name: EnvRetention, Value: fmt.Sprint(s.retention)},
+					},
+					VolumeMounts: []corev1.VolumeMount{{Name: "backups", MountPath: mountPath}, {Name: "tmp", MountPath: "/tmp"}},
+					SecurityContext: &corev1.SecurityContext{
+						AllowPrivilegeEscalation: ptr.To(false),
+						ReadOnlyRootFilesystem:   ptr.To(true),
+						Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+					},
+				}},
+				Volumes: []corev1.Volume{
+					{Name: "backups", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.objectName()}}},
+					{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				},
+			},
+		},
+	}
+}

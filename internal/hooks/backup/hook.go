@@ -1,0 +1,246 @@
+package backup
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/hook"
+)
+
+const (
+	// Name is how watches.yaml enables the hook.
+	Name = "backup"
+	// Condition is the condition type the hook owns: the outcome of the
+	// newest finished backup Job.
+	Condition = "BackedUp"
+	// AnnotationBackupNow on a Database requests a backup now; each new value
+	// is one more backup (a Job from the CronJob's template).
+	AnnotationBackupNow = "rudder.dev/backup-now"
+	// refresh is how often the Jobs' outcomes are looked at again: Jobs are
+	// not watched.
+	refresh = time.Minute
+)
+
+// Hook keeps a Database's backup CronJob and volume and reports its backups.
+type Hook struct {
+	// Client writes the CronJob, Jobs and volume.
+	Client client.Client
+	// Reader reads them from the API server (they are not cached).
+	Reader client.Reader
+}
+
+var _ hook.Hook = (*Hook)(nil)
+
+// Name implements hook.Hook.
+func (*Hook) Name() string { return Name }
+
+// Condition implements hook.Hook.
+func (*Hook) Condition() string { return Condition }
+
+func specOf(obj *unstructured.Unstructured, values map[string]any) (spec, bool) {
+	str := func(path ...string) string { s, _, _ := unstructured.NestedString(values, path...); return s }
+	enabled, _, _ := unstructured.NestedBool(values, "backup", "enabled")
+	retention, found, _ := unstructured.NestedInt64(values, "backup", "retention")
+	if !found {
+		retention = 7
+	}
+	s := spec{
+		name: obj.GetName(), namespace: obj.GetNamespace(),
+		version: str("version"), database: str("database"), storageClass: str("storageClass"),
+		secretName: str("credentials", "secretName"), usernameKey: str("credentials", "usernameKey"),
+		passwordKey: str("credentials", "passwordKey"),
+		schedule:    str("backup", "schedule"), storageSize: str("backup", "storageSize"), retention: retention,
+	}
+	if s.storageSize == "" {
+		s.storageSize = "10Gi"
+	}
+	return s, enabled
+}
+
+// Reconcile implements hook.Hook. With backups enabled it makes sure the
+// volume and the CronJob exist as the spec says and runs a requested backup;
+// disabled, it deletes the CronJob and keeps the volume with its dumps. Either
+// way it reports the Jobs' outcomes.
+func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, values map[string]any) (hook.Result, error) {
+	s, enabled := specOf(obj, values)
+	cronJob := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: s.objectName(), Namespace: s.namespace}}
+	if !enabled {
+		if err := client.IgnoreNotFound(h.Client.Delete(ctx, cronJob)); err != nil {
+			return hook.Result{}, fmt.Errorf("deleting CronJob %s: %w", cronJob.Name, err)
+		}
+		return h.report(ctx, s, false)
+	}
+	if err := h.ensureVolume(ctx, s); err != nil {
+		return hook.Result{}, err
+	}
+	if err := h.ensureCronJob(ctx, obj, s); err != nil {
+		return hook.Result{}, err
+	}
+	if req := obj.GetAnnotations()[AnnotationBackupNow]; req != "" {
+		if err := h.backupNow(ctx, obj, s, req); err != nil {
+			return hook.Result{}, err
+		}
+	}
+	return h.report(ctx, s, true)
+}
+
+func (h *Hook) ensureVolume(ctx context.Context, s spec) error {
+	want, err := s.volumeClaim()
+	if err != nil {
+		return err
+	}
+	err = h.Reader.Get(ctx, client.ObjectKeyFromObject(want), &corev1.PersistentVolumeClaim{})
+	if apierrors.IsNotFound(err) {
+		err = client.IgnoreAlreadyExists(h.Client.Create(ctx, want))
+	}
+	if err != nil {
+		return fmt.Errorf("backup volume %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+func (h *Hook) ensureCronJob(ctx context.Context, obj *unstructured.Unstructured, s spec) error {
+	var cj batchv1.CronJob
+	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.objectName()}, &cj)
+	if apierrors.IsNotFound(err) {
+		cj = batchv1.CronJob{
+			ObjectMeta: metav1.ObjectMeta{Name: s.objectName(), Namespace: s.namespace, Labels: s.labels(),
+				OwnerReferences: []metav1.OwnerReference{ownerOf(obj)}},
+			Spec: s.cronJobSpec(),
+		}
+		err = h.Client.Create(ctx, &cj)
+	} else if err == nil && !equality.Semantic.DeepDerivative(s.cronJobSpec(), cj.Spec) {
+		cj.Spec = s.cronJobSpec()
+		err = h.Client.Update(ctx, &cj)
+	}
+	if err != nil {
+		return fmt.Errorf("CronJob %s: %w", s.objectName(), err)
+	}
+	return nil
+}
+
+// backupNow runs the backup requested by annotation value req, once: the
+// Job's name comes from req.
+func (h *Hook) backupNow(ctx context.Context, obj *unstructured.Unstructured, s spec, req string) error {
+	sum := sha256.Sum256([]byte(req))
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: s.objectName() + "-now-" + hex.EncodeToString(sum[:])[:8], Namespace: s.namespace, Labels: s.labels(),
+			Annotations:     map[string]string{AnnotationBackupNow: req},
+			OwnerReferences: []metav1.OwnerReference{ownerOf(obj)},
+		},
+		Spec: s.jobSpec(),
+	}
+	if err := client.IgnoreAlreadyExists(h.Client.Create(ctx, job)); err != nil {
+		return fmt.Errorf("backup Job %s: %w", job.Name, err)
+	}
+	return nil
+}
+
+// report reads the backup Jobs and says how the newest finished one went.
+func (h *Hook) report(ctx context.Context, s spec, enabled bool) (hook.Result, error) {
+	var jobs batchv1.JobList
+	if err := h.Reader.List(ctx, &jobs, client.InNamespace(s.namespace), client.MatchingLabels{LabelBackupOf: s.name}); err != nil {
+		return hook.Result{}, fmt.Errorf("listing backup Jobs: %w", err)
+	}
+	var lastOK, lastFinished *batchv1.Job
+	var lastOKAt, lastFinishedAt time.Time
+	for i := range jobs.Items {
+		j := &jobs.Items[i]
+		at, ok, finished := outcome(j)
+		if finished && at.After(lastFinishedAt) {
+			lastFinished, lastFinishedAt = j, at
+		}
+		if ok && at.After(lastOKAt) {
+			lastOK, lastOKAt = j, at
+		}
+	}
+	res := hook.Result{Status: map[string]any{"lastBackup": nil}}
+	if lastOK != nil {
+		res.Status["lastBackup"] = lastOKAt.UTC().Format(time.RFC3339)
+	}
+	c := &res.Condition
+	switch {
+	case lastFinished == nil && enabled:
+		c.Status, c.Reason = metav1.ConditionUnknown, "NoBackupYet"
+		c.Message = fmt.Sprintf("No backup has finished yet; CronJob %s runs on schedule %q", s.objectName(), s.schedule)
+	case lastFinished == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, "BackupsDisabled", "Backups are disabled (spec.backup.enabled)"
+	case lastFinished == lastOK:
+		c.Status, c.Reason = metav1.ConditionTrue, "BackupSucceeded"
+		c.Message = fmt.Sprintf("Backup Job %s completed at %s", lastOK.Name, lastOKAt.UTC().Format(time.RFC3339))
+	default:
+		c.Status, c.Reason = metav1.ConditionFalse, "BackupFailed"
+		c.Message = fmt.Sprintf("Backup Job %s failed at %s: %s; see kubectl logs job/%s",
+			lastFinished.Name, lastFinishedAt.UTC().Format(time.RFC3339), failure(lastFinished), lastFinished.Name)
+	}
+	if enabled {
+		res.RequeueAfter = refresh
+	}
+	return res, nil
+}
+
+// outcome says whether a Job finished, whether it succeeded, and when.
+func outcome(j *batchv1.Job) (at time.Time, ok, finished bool) {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			at = c.LastTransitionTime.Time
+			if j.Status.CompletionTime != nil {
+				at = j.Status.CompletionTime.Time
+			}
+			return at, true, true
+		case batchv1.JobFailed:
+			return c.LastTransitionTime.Time, false, true
+		}
+	}
+	return time.Time{}, false, false
+}
+
+func failure(j *batchv1.Job) string {
+	for _, c := range j.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return "failed"
+}
+
+// Finalize implements hook.Hook: under deletionPolicy Delete it deletes the
+// Database's volumes — data and backups — once its release is gone;
+// otherwise they stay, for a Database of the same name to find again.
+func (h *Hook) Finalize(ctx context.Context, obj *unstructured.Unstructured) error {
+	if policy, _, _ := unstructured.NestedString(obj.Object, "spec", "deletionPolicy"); policy != "Delete" {
+		return nil
+	}
+	for _, sel := range []client.MatchingLabels{
+		{LabelBackupOf: obj.GetName()},
+		{"app.kubernetes.io/instance": obj.GetName(), "app.kubernetes.io/name": "database"},
+	} {
+		err := h.Client.DeleteAllOf(ctx, &corev1.PersistentVolumeClaim{}, client.InNamespace(obj.GetNamespace()), sel)
+		if err != nil {
+			return fmt.Errorf("deleting the volumes of %s: %w", obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func ownerOf(obj *unstructured.Unstructured) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(),
+		UID: obj.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+}

@@ -1,0 +1,270 @@
+package backup
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/rudder-operator/rudder/internal/testenv"
+)
+
+var (
+	kubeOnce sync.Once
+	kubeEnv  *envtest.Environment
+	kubeCl   client.Client
+	kubeErr  error
+)
+
+// kube returns a client of a real API server (envtest), started on first use
+// so that the script tests do not wait for it.
+func kube(t *testing.T) client.Client {
+	t.Helper()
+	kubeOnce.Do(func() {
+		env, cfg, err := testenv.Start()
+		if err != nil {
+			kubeErr = err
+			return
+		}
+		kubeEnv = env
+		kubeCl, kubeErr = client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	})
+	if kubeErr != nil {
+		t.Fatal(kubeErr)
+	}
+	return kubeCl
+}
+
+func stopKube() {
+	if kubeEnv != nil {
+		_ = kubeEnv.Stop()
+	}
+}
+
+func newDatabase(t *testing.T, k8s client.Client, spec map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bk-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetAPIVersion("database.my.domain/v1")
+	u.SetKind("Database")
+	u.SetNamespace(ns.Name)
+	u.SetName("orders")
+	u.SetUID("5e0c8a9e-0000-4000-8000-000000000001")
+	return u
+}
+
+func dbSpec(enabled bool, schedule string) map[string]any {
+	return map[string]any{
+		"version": "16", "database": "shop", "storageSize": "1Gi",
+		"credentials": map[string]any{"secretName": "orders-credentials", "usernameKey": "username", "passwordKey": "password"},
+		"backup":      map[string]any{"enabled": enabled, "schedule": schedule, "storageSize": "2Gi", "retention": int64(3)},
+	}
+}
+
+func TestHook_KeepsCronJobAndVolume(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	h := &Hook{Client: k8s, Reader: k8s}
+	db := newDatabase(t, k8s, dbSpec(true, "0 2 * * *"))
+	res, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cj batchv1.CronJob
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: db.GetNamespace(), Name: "orders-backup"}, &cj); err != nil {
+		t.Fatal(err)
+	}
+	job := cj.Spec.JobTemplate.Spec
+	pod := job.Template.Spec
+	c := pod.Containers[0]
+	checks := []struct {
+		name string
+		ok   bool
+	}{
+		{"schedule", cj.Spec.Schedule == "0 2 * * *"},
+		{"concurrencyPolicy Forbid", cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent},
+		{"startingDeadlineSeconds", cj.Spec.StartingDeadlineSeconds != nil && *cj.Spec.StartingDeadlineSeconds > 0},
+		{"history limits", *cj.Spec.SuccessfulJobsHistoryLimit == 3 && *cj.Spec.FailedJobsHistoryLimit == 3},
+		{"backoffLimit", job.BackoffLimit != nil && *job.BackoffLimit == 2},
+		{"restricted pod", *pod.SecurityContext.RunAsNonRoot && pod.SecurityContext.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault},
+		{"restricted container", !*c.SecurityContext.AllowPrivilegeEscalation && c.SecurityContext.Capabilities.Drop[0] == "ALL"},
+		{"image of the Database's version", c.Image == "postgres:16"},
+		{"runs the script as rendered", len(c.Command) == 3 && c.Command[2] == Script()},
+		{"backup volume mounted", pod.Volumes[0].PersistentVolumeClaim.ClaimName == "orders-backup"},
+		{"owned by the Database", len(cj.OwnerReferences) == 1 && cj.OwnerReferences[0].UID == db.GetUID()},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			t.Errorf("CronJob: %s is not as wanted: %+v", ch.name, cj.Spec)
+		}
+	}
+	for _, e := range c.Env {
+		if e.Name == EnvPassword && (e.Value != "" || e.ValueFrom.SecretKeyRef.Name != "orders-credentials") {
+			t.Errorf("PGPASSWORD is %+v, want a reference to the Secret", e)
+		}
+	}
+	var pvc corev1.PersistentVolumeClaim
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: db.GetNamespace(), Name: "orders-backup"}, &pvc); err != nil {
+		t.Fatal(err)
+	}
+	if got := pvc.Spec.Resources.Requests.Storage().String(); got != "2Gi" || len(pvc.OwnerReferences) != 0 {
+		t.Errorf("backup volume of %s with owners %v, want 2Gi and none", got, pvc.OwnerReferences)
+	}
+	if res.Condition.Status != metav1.ConditionUnknown || res.Condition.Reason != "NoBackupYet" || res.RequeueAfter == 0 {
+		t.Errorf("condition %+v, requeue %s", res.Condition, res.RequeueAfter)
+	}
+
+	// A new schedule reaches the CronJob.
+	db.Object["spec"] = dbSpec(true, "30 3 * * 0")
+	if _, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any)); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(&cj), &cj); err != nil || cj.Spec.Schedule != "30 3 * * 0" {
+		t.Errorf("schedule %q after the change (err %v)", cj.Spec.Schedule, err)
+	}
+
+	// Disabled: the CronJob goes, the volume and its dumps stay.
+	db.Object["spec"] = dbSpec(false, "30 3 * * 0")
+	if _, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any)); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(&cj), &cj); !apierrors.IsNotFound(err) {
+		t.Errorf("CronJob still there after disabling backups (err %v)", err)
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(&pvc), &pvc); err != nil {
+		t.Errorf("backup volume gone after disabling backups: %v", err)
+	}
+}
+
+// finish sets a Job's status as the Job controller would.
+func finish(t *testing.T, k8s client.Client, j *batchv1.Job, ok bool, at time.Time) {
+	t.Helper()
+	start := metav1.NewTime(at.Add(-time.Minute))
+	end := metav1.NewTime(at)
+	j.Status.StartTime = &start
+	if ok {
+		j.Status.Succeeded, j.Status.CompletionTime = 1, &end
+		j.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: end},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: end},
+		}
+	} else {
+		j.Status.Failed = 3
+		j.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", LastTransitionTime: end},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: end},
+		}
+	}
+	if err := k8s.Status().Update(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHook_ReportsJobOutcomesAndBacksUpOnRequest(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	h := &Hook{Client: k8s, Reader: k8s}
+	db := newDatabase(t, k8s, dbSpec(true, "0 2 * * *"))
+	db.SetAnnotations(map[string]string{AnnotationBackupNow: "first"})
+	vals := db.Object["spec"].(map[string]any)
+	for i := 0; i < 2; i++ { // the same request twice is one backup
+		if _, err := h.Reconcile(ctx, db, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var jobs batchv1.JobList
+	if err := k8s.List(ctx, &jobs, client.InNamespace(db.GetNamespace())); err != nil || len(jobs.Items) != 1 {
+		t.Fatalf("%d Jobs after one request (err %v), want 1", len(jobs.Items), err)
+	}
+	t0 := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+	finish(t, k8s, &jobs.Items[0], true, t0)
+
+	db.SetAnnotations(map[string]string{AnnotationBackupNow: "second"})
+	if _, err := h.Reconcile(ctx, db, vals); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.List(ctx, &jobs, client.InNamespace(db.GetNamespace())); err != nil || len(jobs.Items) != 2 {
+		t.Fatalf("%d Jobs after two requests (err %v), want 2", len(jobs.Items), err)
+	}
+	for i := range jobs.Items {
+		if jobs.Items[i].Status.CompletionTime == nil {
+			finish(t, k8s, &jobs.Items[i], false, t0.Add(time.Hour))
+		}
+	}
+	res, err := h.Reconcile(ctx, db, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status["lastBackup"] != "2026-11-29T02:00:00Z" {
+		t.Errorf("lastBackup = %v, want the last successful Job's completion", res.Status["lastBackup"])
+	}
+	if res.Condition.Status != metav1.ConditionFalse || res.Condition.Reason != "BackupFailed" ||
+		!strings.Contains(res.Condition.Message, "backoff limit") {
+		t.Errorf("condition = %+v, want BackupFailed naming why", res.Condition)
+	}
+	if res.BlocksReady {
+		t.Error("a failed backup blocks readiness: the database still serves")
+	}
+}
+
+func TestHook_Finalize(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	tests := []struct {
+		name       string
+		policy     string
+		wantExists bool
+	}{
+		{name: "volumes retained by default", wantExists: true},
+		{name: "volumes deleted under Delete", policy: "Delete", wantExists: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &Hook{Client: k8s, Reader: k8s}
+			spec := dbSpec(true, "0 2 * * *")
+			if tt.policy != "" {
+				spec["deletionPolicy"] = tt.policy
+			}
+			db := newDatabase(t, k8s, spec)
+			if _, err := h.Reconcile(ctx, db, spec); err != nil {
+				t.Fatal(err)
+			}
+			data := &corev1.PersistentVolumeClaim{
+				ObjectMeta: metav1.ObjectMeta{Namespace: db.GetNamespace(), Name: "data-orders-0",
+					Labels: map[string]string{"app.kubernetes.io/instance": "orders", "app.kubernetes.io/name": "database"}},
+				Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resourceMust("1Gi")}}},
+			}
+			if err := k8s.Create(ctx, data); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Finalize(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"orders-backup", "data-orders-0"} {
+				var pvc corev1.PersistentVolumeClaim
+				err := k8s.Get(ctx, client.ObjectKey{Namespace: db.GetNamespace(), Name: name}, &pvc)
+				exists := err == nil && pvc.DeletionTimestamp.IsZero()
+				if exists != tt.wantExists {
+					t.Errorf("%s exists = %v, want %v", name, exists, tt.wantExists)
+				}
+			}
+		})
+	}
+}
+
+func resourceMust(s string) resource.Quantity { return resource.MustParse(s) }
