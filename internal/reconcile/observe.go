@@ -48,6 +48,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	}
 	o.facts.want = digests{values: values.Digest(o.values), chart: r.chartDigest}
 	o.facts.self = r.Holder
+	o.facts.paused = obj.GetAnnotations()[AnnotationPaused] == "true"
 
 	hist, err := storage.History(ctx, r.Storage, o.release.Namespace, o.release.Name)
 	if err != nil {

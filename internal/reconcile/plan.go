@@ -21,6 +21,7 @@ const (
 	stepUpgrade   step = "upgrade"   // the deployed revision's values or chart are not the wanted ones
 	stepHold      step = "hold"      // these values and this chart failed too often: wait for a change
 	stepNone      step = "none"      // the release is up to date: repair drift, assess readiness
+	stepPaused    step = "paused"    // the user paused the resource: assess, touch nothing
 )
 
 // digests identify what a revision was made from.
@@ -33,6 +34,7 @@ func digestsOf(rev *storage.Revision) digests {
 // facts are what plan decides from, all observed before any action.
 type facts struct {
 	deleting  bool
+	paused    bool
 	valuesErr error
 	hookErr   error // the first hook that failed, which blocks any Helm step
 	want      digests
@@ -53,6 +55,8 @@ func plan(f facts) step {
 	switch {
 	case f.deleting:
 		return stepUninstall
+	case f.paused:
+		return stepPaused
 	case !f.caughtUp:
 		return stepWait
 	case f.valuesErr != nil:

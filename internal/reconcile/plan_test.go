@@ -30,6 +30,8 @@ func TestPlan(t *testing.T) {
 	}{
 		{name: "deleting wins over everything", f: facts{deleting: true, caughtUp: false, valuesErr: errors.New("x")}, want: stepUninstall},
 		{name: "storage behind our last action", f: facts{want: v1}, want: stepWait},
+		{name: "paused, with a change waiting", f: facts{caughtUp: true, paused: true, want: v2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepPaused},
+		{name: "paused but deleted", f: facts{deleting: true, paused: true}, want: stepUninstall},
 		{name: "values cannot be computed", f: facts{caughtUp: true, valuesErr: errors.New("bad override")}, want: stepInvalid},
 		{name: "nothing stored", f: facts{caughtUp: true, want: v1}, want: stepInstall},
 		{name: "a hook failed", f: facts{caughtUp: true, want: v1, hookErr: errors.New("cannot create Secret")}, want: stepBlocked},

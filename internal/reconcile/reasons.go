@@ -7,7 +7,14 @@ const (
 	// ConditionReleased is True when the release's deployed revision holds the
 	// custom resource's current values and the kind's current chart.
 	ConditionReleased = "Released"
+	// ConditionPaused is True while the resource carries AnnotationPaused.
+	ConditionPaused = "Paused"
 )
+
+// AnnotationPaused set to "true" on a custom resource stops rudder from
+// installing, upgrading or repairing its release until it is removed.
+// Deletion still uninstalls.
+const AnnotationPaused = "rudder.dev/paused"
 
 // Condition reasons, and event reasons where an event says the same.
 const (

@@ -332,3 +332,47 @@ func TestReconciler_HonoursTheWatchSelector(t *testing.T) {
 	}
 	waitRevisions(t, ns, "gadget-ignored", "1:deployed")
 }
+
+func TestReconciler_PauseAndResume(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, "nap", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-nap", "1:deployed")
+	patch := []byte(`{"metadata":{"annotations":{"rudder.dev/paused":"true"}},"spec":{"replicas":3}}`)
+	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "nap"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Paused condition", func() error {
+		return conditionIs(get(t, webappGVK, ns, "nap"), "Paused", metav1.ConditionTrue, "Paused")
+	})
+	// Paused: no upgrade, and drift stays.
+	key := client.ObjectKey{Namespace: ns, Name: "nap"}
+	var svc corev1.Service
+	if err := k8s.Get(ctx, key, &svc); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(ctx, &svc); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	waitRevisions(t, ns, "webapp-nap", "1:deployed")
+	if err := k8s.Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a paused release was repaired (err %v)", err)
+	}
+
+	patch = []byte(`{"metadata":{"annotations":{"rudder.dev/paused":null}}}`)
+	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "nap"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-nap", "1:superseded", "2:deployed")
+	eventually(t, "resumed: Service back, condition gone", func() error {
+		if err := k8s.Get(ctx, key, &corev1.Service{}); err != nil {
+			return err
+		}
+		if c := condition(get(t, webappGVK, ns, "nap"), "Paused"); c != nil {
+			return fmt.Errorf("Paused condition still there: %+v", c)
+		}
+		return nil
+	})
+}

@@ -125,6 +125,12 @@ func computeStatus(o *observation, conds []metav1.Condition, now time.Time) Stat
 	for _, c := range hooks {
 		set(c)
 	}
+	if o.facts.paused {
+		set(metav1.Condition{Type: ConditionPaused, Status: metav1.ConditionTrue, Reason: "Paused",
+			Message: fmt.Sprintf("rudder does not install, upgrade or repair this release; remove the annotation %s to resume", AnnotationPaused)})
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, ConditionPaused)
+	}
 	st.Phase, st.Message = phase(o, rel, rdy)
 	return st
 }
@@ -144,6 +150,9 @@ func released(o *observation) metav1.Condition {
 	case f.valuesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesInvalid
 		c.Message = fmt.Sprintf("Cannot compute the release values: %v; fix the watch's overrideValues or the spec", f.valuesErr)
+	case f.paused && (f.deployed == nil || digestsOf(f.deployed) != f.want):
+		c.Status, c.Reason = metav1.ConditionUnknown, "Paused"
+		c.Message = fmt.Sprintf("The spec's changes wait until the annotation %s is removed", AnnotationPaused)
 	case f.deployed != nil && digestsOf(f.deployed) == f.want:
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonUpgradeSucceeded
 		if f.deployed.Number == 1 {
