@@ -376,3 +376,39 @@ func TestReconciler_PauseAndResume(t *testing.T) {
 		return nil
 	})
 }
+
+func TestReconciler_HistoryIsBoundedByMaxHistory(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, "hist", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-hist", "1:deployed")
+	for replicas := 2; replicas <= 5; replicas++ {
+		patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
+		if err := k8s.Patch(ctx, get(t, webappGVK, ns, "hist"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, fmt.Sprintf("revision %d deployed", replicas), func() error {
+			revs, err := revisions(ns, "webapp-hist")
+			if err != nil || !slices.Contains(revs, fmt.Sprintf("%d:deployed", replicas)) {
+				return fmt.Errorf("revisions %v (err %w)", revs, err)
+			}
+			return nil
+		})
+	}
+	// The test WebApp kind has maxHistory 3: Helm's storage and status agree.
+	waitRevisions(t, ns, "webapp-hist", "3:superseded", "4:superseded", "5:deployed")
+	eventually(t, "status.history", func() error {
+		hist, _, _ := unstructured.NestedSlice(get(t, webappGVK, ns, "hist").Object, "status", "history")
+		var got []string
+		for _, h := range hist {
+			e := h.(map[string]any)
+			got = append(got, fmt.Sprintf("%v:%v:%v", e["revision"], e["status"], e["description"]))
+		}
+		want := []string{"5:deployed:Upgrade complete", "4:superseded:Upgrade complete", "3:superseded:Upgrade complete"}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("history %v, want %v", got, want)
+		}
+		return nil
+	})
+}

@@ -20,10 +20,39 @@ type revision struct {
 
 // revisions decode each stored revision once: a revision's Secret is written
 // once per status change but its release never changes, and a Secret's UID
-// never comes back.
+// never comes back. Revisions read for history keep only their summary.
 type revisions struct {
-	mu sync.Mutex
-	m  map[types.NamespacedName]map[types.UID]*revision // by release, then storage Secret
+	mu      sync.Mutex
+	m       map[types.NamespacedName]map[types.UID]*revision // by release, then storage Secret
+	entries map[types.NamespacedName]map[types.UID]HistoryEntry
+}
+
+// entry returns the history entry of revision rev of release key.
+func (c *revisions) entry(h *helm.Getter, key types.NamespacedName, rev storage.Revision) (HistoryEntry, error) {
+	c.mu.Lock()
+	e, ok := c.entries[key][rev.UID]
+	if r, decoded := c.m[key][rev.UID]; !ok && decoded {
+		e, ok = entryOf(r.Release), true
+	}
+	c.mu.Unlock()
+	if !ok {
+		rel, err := h.Revision(key.Namespace, key.Name, rev.Number)
+		if err != nil {
+			return HistoryEntry{}, err
+		}
+		e = entryOf(rel)
+		c.mu.Lock()
+		if c.entries == nil {
+			c.entries = map[types.NamespacedName]map[types.UID]HistoryEntry{}
+		}
+		if c.entries[key] == nil {
+			c.entries[key] = map[types.UID]HistoryEntry{}
+		}
+		c.entries[key][rev.UID] = e
+		c.mu.Unlock()
+	}
+	e.Status = rev.Status // the status changes (superseded, failed); the rest never does
+	return e, nil
 }
 
 // get returns the decoded revision rev of release key, reading it from storage
@@ -67,6 +96,7 @@ func (c *revisions) prune(key types.NamespacedName, history []storage.Revision) 
 	defer c.mu.Unlock()
 	if len(history) == 0 {
 		delete(c.m, key)
+		delete(c.entries, key)
 		return
 	}
 	keep := make(map[types.UID]bool, len(history))
@@ -76,6 +106,11 @@ func (c *revisions) prune(key types.NamespacedName, history []storage.Revision) 
 	for uid := range c.m[key] {
 		if !keep[uid] {
 			delete(c.m[key], uid)
+		}
+	}
+	for uid := range c.entries[key] {
+		if !keep[uid] {
+			delete(c.entries[key], uid)
 		}
 	}
 }

@@ -24,6 +24,7 @@ type Status struct {
 	Replicas           int32              `json:"replicas"`
 	ReadyReplicas      int32              `json:"readyReplicas"`
 	Release            *ReleaseStatus     `json:"release,omitempty"`
+	History            []HistoryEntry     `json:"history,omitempty"`
 	Conditions         []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -42,7 +43,7 @@ type ReleaseStatus struct {
 }
 
 // ownedKeys are the keys of .status that Status writes, removed when unset.
-var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release"}
+var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history"}
 
 // writeStatus computes status from o and patches it onto the custom resource,
 // unless nothing changed.
@@ -53,6 +54,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(current, &prev)
 	}
 	st := computeStatus(o, prev.Conditions, r.now())
+	st.History = r.history(ctx, o)
 	computed, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
 	if err != nil {
 		return fmt.Errorf("encoding status: %w", err)
