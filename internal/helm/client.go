@@ -114,6 +114,34 @@ func (c *Client) Uninstall(name string) error {
 	return nil
 }
 
+// Rollback makes a new revision of release name from its revision `to`, the
+// way `helm rollback` does, then adds labels to the new revision. It returns
+// the new revision.
+func (c *Client) Rollback(ctx context.Context, name string, to, maxHistory int, labels map[string]string) (*Release, error) {
+	rb := action.NewRollback(c.cfg)
+	rb.Version = to
+	rb.MaxHistory = maxHistory
+	if err := rb.Run(name); err != nil {
+		return nil, fmt.Errorf("rolling release %q back to revision %d: %w", name, to, err)
+	}
+	rel, err := c.cfg.Releases.Last(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading release %q after its rollback: %w", name, err)
+	}
+	merged := make(map[string]string, len(rel.Labels)+len(labels))
+	for k, v := range rel.Labels {
+		merged[k] = v
+	}
+	for k, v := range labels {
+		merged[k] = v
+	}
+	rel.Labels = merged
+	if err := c.cfg.Releases.Update(rel); err != nil {
+		return nil, fmt.Errorf("labelling release %q revision %d: %w", name, rel.Version, err)
+	}
+	return fromHelm(rel), nil
+}
+
 // Unlock marks a pending revision as failed, so that a release whose writer
 // died mid-operation can move on. A revision no longer pending is left as it
 // is, and Unlock reports false.

@@ -65,6 +65,9 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 			break
 		}
 	}
+	o.facts.generation = obj.GetGeneration()
+	o.facts.rollbackTo, o.facts.rollbackErr = rollbackRequest(obj)
+	o.facts.rolledBackAt = rolledBackAt(hist, o.facts.rollbackTo)
 	now := r.now()
 	o.facts.caughtUp = r.expect.caughtUp(o.key, hist, now)
 	o.failure = r.failures.get(o.key, o.facts.want)

@@ -30,6 +30,10 @@ func TestPlan(t *testing.T) {
 	}{
 		{name: "deleting wins over everything", f: facts{deleting: true, caughtUp: false, valuesErr: errors.New("x")}, want: stepUninstall},
 		{name: "storage behind our last action", f: facts{want: v1}, want: stepWait},
+		{name: "rollback asked", f: facts{caughtUp: true, want: v2, rollbackTo: 1, rolledBackAt: -1, latest: rev(2, "deployed", v2), deployed: rev(2, "deployed", v2)}, want: stepRollback},
+		{name: "rolled back: held though the spec differs", f: facts{caughtUp: true, want: v2, generation: 3, rollbackTo: 1, rolledBackAt: 3, latest: rev(3, "deployed", v1), deployed: rev(3, "deployed", v1)}, want: stepNone},
+		{name: "spec changed after the rollback", f: facts{caughtUp: true, want: v2, generation: 4, rollbackTo: 1, rolledBackAt: 3, latest: rev(3, "deployed", v1), deployed: rev(3, "deployed", v1)}, want: stepRollbackDone},
+		{name: "rollback annotation not a number", f: facts{caughtUp: true, want: v1, rollbackErr: errors.New("x")}, want: stepInvalid},
 		{name: "paused, with a change waiting", f: facts{caughtUp: true, paused: true, want: v2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepPaused},
 		{name: "paused but deleted", f: facts{deleting: true, paused: true}, want: stepUninstall},
 		{name: "values cannot be computed", f: facts{caughtUp: true, valuesErr: errors.New("bad override")}, want: stepInvalid},

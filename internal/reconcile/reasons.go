@@ -30,6 +30,9 @@ const (
 	ReasonValuesInvalid    = "ValuesInvalid"
 	ReasonPending          = "OperationPending"
 	ReasonUnlocked         = "Unlocked"
+	ReasonRolledBack       = "RolledBack"
+	ReasonRollbackFailed   = "RollbackFailed"
+	ReasonRollbackInvalid  = "RollbackInvalid"
 	ReasonRetriesExhausted = "RetriesExhausted"
 	ReasonDriftRepaired    = "DriftRepaired"
 	ReasonDriftRepairFail  = "DriftRepairFailed"
@@ -57,6 +60,18 @@ const (
 	// LabelHolder names the rudder process that wrote a revision, so that a
 	// revision it left pending can be told from one another writer holds.
 	LabelHolder = "rudder.dev/holder"
+)
+
+// AnnotationRollbackTo set to a revision number on a custom resource rolls
+// its release back to that revision, the way `helm rollback` does, and keeps
+// it there until the spec changes or the annotation is removed.
+const AnnotationRollbackTo = "rudder.dev/rollback-to"
+
+// Labels rudder writes on a rollback revision: which revision it restores,
+// and at which generation of the custom resource it was asked for.
+const (
+	LabelRollbackTo         = "rudder.dev/rollback-to"
+	LabelRollbackGeneration = "rudder.dev/rollback-generation"
 )
 
 // Finalizer keeps a custom resource until its release is uninstalled.

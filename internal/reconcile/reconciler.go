@@ -110,6 +110,10 @@ func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Res
 		return ctrl.Result{RequeueAfter: r.waitFor(o)}, nil
 	case stepNone:
 		return r.maintain(ctx, o)
+	case stepRollback:
+		return r.rollback(ctx, o)
+	case stepRollbackDone:
+		return r.rollbackDone(ctx, o)
 	case stepPaused:
 		return ctrl.Result{}, nil // assessed above; the annotation's removal is an event
 	default: // stepInvalid, stepHold: only a change of spec or chart helps

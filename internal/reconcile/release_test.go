@@ -412,3 +412,55 @@ func TestReconciler_HistoryIsBoundedByMaxHistory(t *testing.T) {
 		return nil
 	})
 }
+
+func TestReconciler_RollbackToARevisionHoldsUntilTheSpecChanges(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, "back", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-back", "1:deployed")
+	setReplicas := func(n int) {
+		t.Helper()
+		patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+		if err := k8s.Patch(ctx, get(t, webappGVK, ns, "back"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setReplicas(2)
+	waitRevisions(t, ns, "webapp-back", "1:superseded", "2:deployed")
+	setReplicas(3)
+	waitRevisions(t, ns, "webapp-back", "1:superseded", "2:superseded", "3:deployed")
+
+	ann := []byte(`{"metadata":{"annotations":{"rudder.dev/rollback-to":"1"}}}`)
+	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "back"), client.RawPatch("application/merge-patch+json", ann)); err != nil {
+		t.Fatal(err)
+	}
+	// maxHistory 3 prunes revision 1 once revision 4 exists.
+	waitRevisions(t, ns, "webapp-back", "2:superseded", "3:superseded", "4:deployed")
+	deploymentReplicas := func(want int32) func() error {
+		return func() error {
+			var dep appsv1.Deployment
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "back"}, &dep); err != nil {
+				return err
+			}
+			if *dep.Spec.Replicas != want {
+				return fmt.Errorf("Deployment replicas %d, want %d", *dep.Spec.Replicas, want)
+			}
+			return nil
+		}
+	}
+	eventually(t, "the Deployment as revision 1 had it", deploymentReplicas(1))
+	eventually(t, "status says it is held", func() error {
+		return conditionIs(get(t, webappGVK, ns, "back"), "Released", metav1.ConditionTrue, reconcile.ReasonRolledBack)
+	})
+	time.Sleep(2 * time.Second) // rudder must not upgrade back to the spec
+	waitRevisions(t, ns, "webapp-back", "2:superseded", "3:superseded", "4:deployed")
+
+	// A spec change ends the rollback: the annotation goes and the spec is deployed.
+	setReplicas(5)
+	waitRevisions(t, ns, "webapp-back", "3:superseded", "4:superseded", "5:deployed")
+	eventually(t, "the new spec deployed", deploymentReplicas(5))
+	if _, ok := get(t, webappGVK, ns, "back").GetAnnotations()[reconcile.AnnotationRollbackTo]; ok {
+		t.Error("the rollback annotation is still there after the spec changed")
+	}
+}

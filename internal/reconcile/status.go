@@ -149,6 +149,12 @@ func released(o *observation) metav1.Condition {
 	case f.hookErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonHookFailed
 		c.Message = fmt.Sprintf("Waiting for %v", f.hookErr)
+	case f.rollbackErr != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonRollbackInvalid, f.rollbackErr.Error()
+	case f.rollbackTo > 0 && f.rolledBackAt == f.generation && f.deployed != nil:
+		c.Status, c.Reason = metav1.ConditionTrue, ReasonRolledBack
+		c.Message = fmt.Sprintf("Rolled back to revision %d (now revision %d) as annotation %s asks; it stays there until the spec changes or the annotation is removed",
+			f.rollbackTo, f.deployed.Number, AnnotationRollbackTo)
 	case f.valuesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesInvalid
 		c.Message = fmt.Sprintf("Cannot compute the release values: %v; fix the watch's overrideValues or the spec", f.valuesErr)

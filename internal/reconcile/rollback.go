@@ -1,0 +1,104 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/storage"
+)
+
+// rollback rolls the release back to the revision AnnotationRollbackTo names,
+// as `helm rollback` does: a new revision with that revision's values and
+// chart. The new revision is labelled with the request, so that the next
+// reconciles hold the release there instead of upgrading it back.
+//
+// Precondition: the annotation names a revision and no stored revision was
+// made for it; no operation is pending.
+// On success: Released Unknown (RolledBack) until storage shows it; event
+// RolledBack. On failure: Released False (RollbackFailed), event
+// RollbackFailed; tried again with backoff, at most maxAttempts times.
+func (r *Reconciler) rollback(ctx context.Context, o *observation) (ctrl.Result, error) {
+	to := o.facts.rollbackTo
+	hc, err := r.Helm.For(o.release.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	rel, err := hc.Rollback(ctx, o.release.Name, to, r.Watch.MaxHistory, map[string]string{
+		LabelRollbackTo:         strconv.Itoa(to),
+		LabelRollbackGeneration: strconv.FormatInt(o.obj.GetGeneration(), 10),
+		LabelHolder:             r.Holder,
+	})
+	if err != nil {
+		fl := r.failures.record(o.key, o.facts.want, ReasonRollbackFailed, err.Error(), r.now())
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonRollbackFailed, "Rollback", "%s (attempt %d of %d)", err.Error(), fl.count, maxAttempts)
+		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonRollbackFailed, message: err.Error(), failed: true}
+		return ctrl.Result{RequeueAfter: fl.retryIn(r.now())}, nil
+	}
+	r.failures.forget(o.key)
+	exp := expectation{revision: rel.Revision, at: r.now()}
+	if o.facts.latest != nil {
+		exp.before = o.facts.latest.UID
+	}
+	r.expect.set(o.key, exp)
+	ctrl.LoggerFrom(ctx).Info("Helm rollback succeeded", "to", to, "revision", rel.Revision)
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonRolledBack, "Rollback",
+		"Rolled back release %s to revision %d as revision %d", rel.Name, to, rel.Revision)
+	o.outcome = &outcome{phase: PhaseUpdating, reason: ReasonRolledBack,
+		message: fmt.Sprintf("Rolled back to revision %d as revision %d; checking its objects", to, rel.Revision)}
+	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
+}
+
+// rollbackDone ends a rollback once the spec changed after it: it removes
+// AnnotationRollbackTo, and the next reconcile upgrades to the new spec.
+//
+// Precondition: a revision was rolled back to at the annotation's request,
+// at an older generation than the resource's.
+// Sets nothing; event RollbackEnded.
+func (r *Reconciler) rollbackDone(ctx context.Context, o *observation) (ctrl.Result, error) {
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, AnnotationRollbackTo)
+	if err := r.Client.Patch(ctx, o.obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("removing annotation %s: %w", AnnotationRollbackTo, err)
+	}
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, "RollbackEnded", "Rollback",
+		"The spec changed after the rollback to revision %d: removed %s, upgrading to the spec", o.facts.rollbackTo, AnnotationRollbackTo)
+	o.done = true
+	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
+}
+
+// rollbackRequest reads AnnotationRollbackTo: 0 when absent.
+func rollbackRequest(obj *unstructured.Unstructured) (int, error) {
+	v, ok := obj.GetAnnotations()[AnnotationRollbackTo]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("annotation %s: %q is not a revision number; set it to one of the revisions in status.history, or remove it", AnnotationRollbackTo, v)
+	}
+	return n, nil
+}
+
+// rolledBackAt returns the generation at which the newest stored revision
+// made for a rollback to `to` was asked for; -1 when there is none.
+func rolledBackAt(history []storage.Revision, to int) int64 {
+	if to == 0 {
+		return -1
+	}
+	for _, rev := range history {
+		if rev.Labels[LabelRollbackTo] != strconv.Itoa(to) {
+			continue
+		}
+		if g, err := strconv.ParseInt(rev.Labels[LabelRollbackGeneration], 10, 64); err == nil {
+			return g
+		}
+	}
+	return -1
+}
