@@ -137,7 +137,7 @@ func (c *Client) Rollback(ctx context.Context, name string, to, maxHistory int, 
 	}
 	rel.Labels = merged
 	if err := c.cfg.Releases.Update(rel); err != nil {
-		return nil, fmt.Errorf("labelling release %q revision %d: %w", name, rel.Version, err)
+		return nil, fmt.Errorf("labeling release %q revision %d: %w", name, rel.Version, err)
 	}
 	return fromHelm(rel), nil
 }

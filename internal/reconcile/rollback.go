@@ -17,7 +17,7 @@ import (
 
 // rollback rolls the release back to the revision AnnotationRollbackTo names,
 // as `helm rollback` does: a new revision with that revision's values and
-// chart. The new revision is labelled with the request, so that the next
+// chart. The new revision is labeled with the request, so that the next
 // reconciles hold the release there instead of upgrading it back.
 //
 // Precondition: the annotation names a revision and no stored revision was
