@@ -23,8 +23,10 @@ help: ## Show this help.
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager binary into bin/manager.
+build: ## Build bin/manager and the command line bin/rudder (also bin/kubectl-rudder, the kubectl plugin).
 	go build -o $(BIN)/manager ./cmd/manager
+	go build -o $(BIN)/rudder ./cmd/rudder
+	ln -sf rudder $(BIN)/kubectl-rudder
 
 .PHONY: tools
 tools: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok and helm into bin/ (pinned; skips what is built).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/go-logr/logr"
 	"helm.sh/helm/v3/pkg/action"
@@ -158,6 +159,25 @@ func (c *Client) Unlock(name string, revision int, description string) (bool, er
 		return false, fmt.Errorf("unlocking release %q revision %d: %w", name, revision, err)
 	}
 	return true, nil
+}
+
+// History reads every stored revision of release name in namespace ns,
+// newest first, as `helm history` does.
+func (g *Getter) History(ns, name string) ([]*Release, error) {
+	store := storage.Init(driver.NewSecrets(g.clientset.CoreV1().Secrets(ns)))
+	rels, err := store.History(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) || (err == nil && len(rels) == 0) {
+		return nil, fmt.Errorf("release %q in namespace %q: %w", name, ns, ErrReleaseNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the history of release %q: %w", name, err)
+	}
+	out := make([]*Release, len(rels))
+	for i, r := range rels {
+		out[i] = fromHelm(r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Revision > out[j].Revision })
+	return out, nil
 }
 
 // Revision reads one stored revision of release name in namespace ns,

@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/go-logr/logr"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile"
+)
+
+const usage = `Usage:
+  rudder history <kind>/<name> [-n NAMESPACE]         the revisions of a resource's release, newest first
+  rudder rollback <kind>/<name> [--to N] [-n NAMESPACE] [--wait 2m]
+                                                      roll the release back to revision N (default: the
+                                                      revision before the deployed one) and keep it there
+As a kubectl plugin (an executable kubectl-rudder on PATH): kubectl rudder history webapp/my-webapp
+`
+
+// Run runs the command line args (without the program name), writing to out.
+// Config is nil to read the kubeconfig the way kubectl does.
+func Run(ctx context.Context, args []string, out io.Writer, config *rest.Config) error {
+	if len(args) == 0 {
+		return errors.New(strings.TrimSpace(usage))
+	}
+	cmd, rest := args[0], args[1:]
+	fs := flag.NewFlagSet("rudder "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	namespace := fs.String("n", "", "namespace (default: the kubeconfig context's)")
+	fs.StringVar(namespace, "namespace", "", "namespace")
+	to := fs.Int("to", 0, "revision to roll back to")
+	wait := fs.Duration("wait", 0, "wait this long for the rollback to be deployed")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file")
+	target, flags := splitTarget(rest)
+	if err := fs.Parse(flags); err != nil {
+		return fmt.Errorf("%w\n%s", err, usage)
+	}
+	if cmd != "history" && cmd != "rollback" {
+		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	}
+	kind, name, ok := strings.Cut(target, "/")
+	if !ok || kind == "" || name == "" {
+		return fmt.Errorf("want <kind>/<name>, such as webapp/my-webapp; got %q\n%s", target, usage)
+	}
+	c, err := connect(config, *kubeconfig, *namespace)
+	if err != nil {
+		return err
+	}
+	obj, err := c.get(ctx, kind, name)
+	if err != nil {
+		return err
+	}
+	release := strings.ToLower(obj.GetKind()) + "-" + obj.GetName()
+	if r, found, _ := unstructured.NestedString(obj.Object, "status", "release", "name"); found && r != "" {
+		release = r
+	}
+	revs, err := c.helm.History(obj.GetNamespace(), release)
+	if err != nil {
+		return err
+	}
+	if cmd == "history" {
+		return printHistory(out, revs)
+	}
+	return c.rollback(ctx, out, obj, revs, *to, *wait)
+}
+
+// splitTarget takes the first argument that is not a flag (or a flag's value).
+func splitTarget(args []string) (string, []string) {
+	var flags []string
+	target := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case strings.HasPrefix(a, "-"):
+			flags = append(flags, a)
+			if !strings.Contains(a, "=") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				flags = append(flags, args[i])
+			}
+		case target == "":
+			target = a
+		default:
+			flags = append(flags, a)
+		}
+	}
+	return target, flags
+}
+
+type conn struct {
+	client    client.Client
+	mapper    meta.RESTMapper
+	helm      *helm.Getter
+	namespace string
+}
+
+func connect(config *rest.Config, kubeconfig, namespace string) (*conn, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+	if config == nil {
+		var err error
+		if config, err = loader.ClientConfig(); err != nil {
+			return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+		}
+	}
+	if namespace == "" {
+		namespace, _, _ = loader.Namespace()
+		if namespace == "" {
+			namespace = "default"
+		}
+	}
+	httpClient, err := rest.HTTPClientFor(config)
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(config, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(config, client.Options{Mapper: mapper})
+	if err != nil {
+		return nil, err
+	}
+	hg, err := helm.NewGetter(config, mapper, logr.Discard())
+	if err != nil {
+		return nil, err
+	}
+	return &conn{client: c, mapper: mapper, helm: hg, namespace: namespace}, nil
+}
+
+// get reads the custom resource kind/name, kind as kubectl takes it
+// (webapp, webapps, WebApp, webapps.webapp.my.domain).
+func (c *conn) get(ctx context.Context, kind, name string) (*unstructured.Unstructured, error) {
+	gvr, err := c.mapper.ResourceFor(schema.ParseGroupResource(strings.ToLower(kind)).WithVersion(""))
+	if err != nil {
+		return nil, fmt.Errorf("kind %q: %w", kind, err)
+	}
+	gvk, err := c.mapper.KindFor(gvr)
+	if err != nil {
+		return nil, fmt.Errorf("kind %q: %w", kind, err)
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	if err := c.client.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: name}, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// printer writes lines and keeps the first write error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+func printHistory(out io.Writer, revs []*helm.Release) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	p := &printer{w: w}
+	p.printf("REVISION\tUPDATED\tSTATUS\tCHART\tAPP VERSION\tDESCRIPTION\n")
+	for _, r := range revs {
+		p.printf("%d\t%s\t%s\t%s-%s\t%s\t%s\n", r.Revision, r.Updated.Format(time.ANSIC), r.Status, r.Chart, r.ChartVersion, r.AppVersion, r.Description)
+	}
+	if p.err != nil {
+		return p.err
+	}
+	return w.Flush()
+}
+
+// rollback asks rudder to roll back to revision `to` (default: the newest
+// revision before the deployed one) and, with wait, waits until it has.
+func (c *conn) rollback(ctx context.Context, out io.Writer, obj *unstructured.Unstructured, revs []*helm.Release, to int, wait time.Duration) error {
+	if to == 0 {
+		to = previous(revs)
+		if to == 0 {
+			return errors.New("there is no revision before the deployed one to roll back to; pick one with --to")
+		}
+	}
+	known := false
+	for _, r := range revs {
+		known = known || r.Revision == to
+	}
+	if !known {
+		return fmt.Errorf("revision %d is not in the release's history; see `rudder history`", to)
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, reconcile.AnnotationRollbackTo, strconv.Itoa(to))
+	if err := c.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("asking for the rollback: %w", err)
+	}
+	p := &printer{w: out}
+	p.printf("%s/%s: rollback to revision %d requested (annotation %s)\n", strings.ToLower(obj.GetKind()), obj.GetName(), to, reconcile.AnnotationRollbackTo)
+	if wait == 0 {
+		return p.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		for _, raw := range conds {
+			if m, ok := raw.(map[string]any); ok && m["type"] == reconcile.ConditionReleased && m["reason"] == reconcile.ReasonRolledBack {
+				p.printf("%s\n", m["message"])
+				return p.err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the rollback was not deployed within %s: is rudder running? see kubectl describe", wait)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// previous returns the newest revision older than the newest deployed one.
+func previous(revs []*helm.Release) int {
+	deployed := -1
+	for i, r := range revs {
+		if r.Status == "deployed" {
+			deployed = i
+			break
+		}
+	}
+	if deployed < 0 || deployed+1 >= len(revs) {
+		return 0
+	}
+	return revs[deployed+1].Revision
+}

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/rudder-operator/rudder/internal/manager"
+	"github.com/rudder-operator/rudder/internal/testenv"
+)
+
+var (
+	cfg *rest.Config
+	k8s client.Client
+)
+
+// TestMain runs the command line against a real API server and a real rudder
+// manager (envtest, the embedded watches).
+func TestMain(m *testing.M) {
+	env, c, err := testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cfg = c
+	code := func() int {
+		if k8s, err = client.New(cfg, client.Options{Scheme: scheme.Scheme}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		log := zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevelQuiet))
+		ctrl.SetLogger(log)
+		mgr, err := manager.New(manager.Options{Config: cfg, MetricsAddr: "0", ProbeAddr: "0"}, log)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() { _ = mgr.Start(ctx) }()
+		return m.Run()
+	}()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func TestSplitTarget(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantTarget string
+		wantFlags  []string
+	}{
+		{name: "target first", args: []string{"webapp/a", "-n", "ns", "--to", "2"}, wantTarget: "webapp/a", wantFlags: []string{"-n", "ns", "--to", "2"}},
+		{name: "flags first", args: []string{"-n", "ns", "webapp/a"}, wantTarget: "webapp/a", wantFlags: []string{"-n", "ns"}},
+		{name: "flag=value", args: []string{"--to=3", "db/x"}, wantTarget: "db/x", wantFlags: []string{"--to=3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target, flags := splitTarget(tt.args)
+			if target != tt.wantTarget || !slices.Equal(flags, tt.wantFlags) {
+				t.Errorf("splitTarget = %q %v, want %q %v", target, flags, tt.wantTarget, tt.wantFlags)
+			}
+		})
+	}
+}
+
+func TestRun_HistoryAndRollback(t *testing.T) {
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cli-"}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	app := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"image": "nginx:1.25", "port": int64(80), "replicas": int64(1)}}}
+	app.SetAPIVersion("webapp.my.domain/v1")
+	app.SetKind("WebApp")
+	app.SetNamespace(ns.Name)
+	app.SetName("shop")
+	if err := k8s.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	history := func() string {
+		var out bytes.Buffer
+		if err := Run(ctx, []string{"history", "webapp/shop", "-n", ns.Name}, &out, cfg); err != nil {
+			return err.Error()
+		}
+		return out.String()
+	}
+	waitFor(t, "revision 1", func() bool { return strings.Contains(history(), "Install complete") })
+	for _, replicas := range []int{2, 3} {
+		patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
+		if err := k8s.Patch(ctx, app, client.RawPatch("application/merge-patch+json", patch)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, fmt.Sprintf("revision %d deployed", replicas), func() bool {
+			for _, line := range strings.Split(history(), "\n") {
+				if strings.HasPrefix(line, fmt.Sprintf("%d ", replicas)) && strings.Contains(line, "deployed") {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	h := history()
+	if lines := strings.Split(strings.TrimSpace(h), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[0], "REVISION") ||
+		!strings.HasPrefix(lines[1], "3 ") || !strings.Contains(lines[1], "deployed") {
+		t.Fatalf("history (%d lines):\n%q", len(strings.Split(strings.TrimSpace(h), "\n")), h)
+	}
+
+	var out bytes.Buffer
+	if err := Run(ctx, []string{"rollback", "webapps/shop", "-n", ns.Name, "--wait", "1m"}, &out, cfg); err != nil {
+		t.Fatalf("rollback: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "Rolled back to revision 2") {
+		t.Errorf("rollback said:\n%s", out.String())
+	}
+	if h := history(); !strings.Contains(h, "Rollback to 2") {
+		t.Errorf("history after the rollback:\n%s", h)
+	}
+
+	errs := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"history", "webapp", "-n", ns.Name}, "want <kind>/<name>"},
+		{[]string{"history", "gizmo/shop", "-n", ns.Name}, `kind "gizmo"`},
+		{[]string{"rollback", "webapp/shop", "--to", "99", "-n", ns.Name}, "revision 99 is not in the release's history"},
+		{[]string{"launch", "webapp/shop"}, `unknown command "launch"`},
+	}
+	for _, e := range errs {
+		err := Run(ctx, e.args, &bytes.Buffer{}, cfg)
+		if err == nil || !strings.Contains(err.Error(), e.want) {
+			t.Errorf("rudder %v: error %v, want one containing %q", e.args, err, e.want)
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

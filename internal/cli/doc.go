@@ -1,0 +1,5 @@
+// Package cli is rudder's command line for people on call: `rudder history`
+// and `rudder rollback`, with the meaning of `helm history` and `helm
+// rollback`, also usable as the kubectl plugin `kubectl rudder`. A rollback
+// only asks (the rudder.dev/rollback-to annotation): the reconciler acts.
+package cli
