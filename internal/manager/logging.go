@@ -39,3 +39,38 @@ func newLogger(level, format string) (logr.Logger, error) {
 	}
 	return zap.New(zap.UseFlagOptions(&opts)), nil
 }
+
+// bodyMessages are client-go's log lines that carry whole request and
+// response bodies (at verbosity 9 and up): a Secret's data, passwords
+// included, would be in them.
+var bodyMessages = map[string]bool{"Request Body": true, "Response Body": true}
+
+// withoutBodies returns log without client-go's body lines, at every level:
+// no verbosity may put a Secret in rudder's log.
+func withoutBodies(log logr.Logger) logr.Logger {
+	if log.GetSink() == nil {
+		return log
+	}
+	return logr.New(bodyFilter{log.GetSink()})
+}
+
+// bodyFilter is a logr.LogSink dropping bodyMessages.
+type bodyFilter struct{ logr.LogSink }
+
+func (f bodyFilter) Info(level int, msg string, kv ...any) {
+	if !bodyMessages[msg] {
+		f.LogSink.Info(level, msg, kv...)
+	}
+}
+
+func (f bodyFilter) WithValues(kv ...any) logr.LogSink { return bodyFilter{f.LogSink.WithValues(kv...)} }
+
+func (f bodyFilter) WithName(name string) logr.LogSink { return bodyFilter{f.LogSink.WithName(name)} }
+
+// WithCallDepth keeps call sites right through the filter.
+func (f bodyFilter) WithCallDepth(depth int) logr.LogSink {
+	if d, ok := f.LogSink.(logr.CallDepthLogSink); ok {
+		return bodyFilter{d.WithCallDepth(depth + 1)}
+	}
+	return f
+}

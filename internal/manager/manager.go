@@ -34,6 +34,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	log = withoutBodies(log)
 	ctrl.SetLogger(log)
 	klog.SetLogger(log.WithName("client-go"))
 	mgr, err := New(opts, log)
@@ -48,6 +49,7 @@ func Run(ctx context.Context, opts Options) error {
 // kind. It refuses watches that do not load, naming the entry and the field.
 func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	opts.defaults()
+	log = withoutBodies(log)
 	ws, err := loadWatches(opts.WatchesFile)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,4 @@
+// Package leak holds no code, only a test: a real manager runs Databases
+// through their life against envtest, and the passwords of their credentials
+// Secrets must appear nowhere else (Helm storage, objects, events, the log).
+package leak
