@@ -63,7 +63,9 @@ func (f bodyFilter) Info(level int, msg string, kv ...any) {
 	}
 }
 
-func (f bodyFilter) WithValues(kv ...any) logr.LogSink { return bodyFilter{f.LogSink.WithValues(kv...)} }
+func (f bodyFilter) WithValues(kv ...any) logr.LogSink {
+	return bodyFilter{f.LogSink.WithValues(kv...)}
+}
 
 func (f bodyFilter) WithName(name string) logr.LogSink { return bodyFilter{f.LogSink.WithName(name)} }
 
