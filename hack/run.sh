@@ -36,6 +36,9 @@ install_crds() {
   fi
   log "applying the CRDs in $CRDS"
   "$BIN/kubectl" apply -f "$CRDS/"
+  # The manager's watches start only for kinds the API server serves: wait
+  # until every CRD is Established rather than leave them to retry.
+  "$BIN/kubectl" wait --for=condition=Established --timeout=60s -f "$CRDS/"
 }
 
 main() {
