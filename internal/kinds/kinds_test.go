@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
@@ -99,16 +98,16 @@ func TestNetwork_SeedSample(t *testing.T) {
 	}
 	const release = "network-example-network"
 
-	eventually(t, "release revision 1 deployed", func() error {
+	testenv.Eventually(t, "release revision 1 deployed", func() error {
 		return revisionsAre(ns, release, "1:deployed")
 	})
-	eventually(t, "ConfigMap example-network", func() error {
+	testenv.Eventually(t, "ConfigMap example-network", func() error {
 		return configMapHas(ns, "example-network", map[string]string{
 			"cidr": "192.168.0.0/16", "gateway": "192.168.0.1",
 			"ipFamily": "IPv4", "prefixLength": "16", "netmask": "255.255.0.0",
 		})
 	})
-	eventually(t, "status after install", func() error {
+	testenv.Eventually(t, "status after install", func() error {
 		return statusIs(ns, "example-network", 1, map[string]any{
 			"phase": "Running", "release.name": release, "release.revision": 1,
 			"release.chart": "network", "release.status": "deployed",
@@ -119,24 +118,24 @@ func TestNetwork_SeedSample(t *testing.T) {
 	if err := k8s.Patch(ctx, networkRef(ns, "example-network"), patch); err != nil {
 		t.Fatalf("modify: %v", err)
 	}
-	eventually(t, "release revision 2 deployed", func() error {
+	testenv.Eventually(t, "release revision 2 deployed", func() error {
 		return revisionsAre(ns, release, "1:superseded", "2:deployed")
 	})
-	eventually(t, "ConfigMap example-network updated", func() error {
+	testenv.Eventually(t, "ConfigMap example-network updated", func() error {
 		return configMapHas(ns, "example-network", map[string]string{"cidr": "192.168.0.0/16", "gateway": "192.168.0.254"})
 	})
-	eventually(t, "status after modify", func() error {
+	testenv.Eventually(t, "status after modify", func() error {
 		return statusIs(ns, "example-network", 2, map[string]any{"phase": "Running", "release.revision": 2})
 	})
 
 	if err := k8s.Delete(ctx, networkRef(ns, "example-network")); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	eventually(t, "Network gone", func() error {
+	testenv.Eventually(t, "Network gone", func() error {
 		return gone(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "example-network"}, networkRef(ns, "")))
 	})
-	eventually(t, "release gone", func() error { return revisionsAre(ns, release) })
-	eventually(t, "ConfigMap gone", func() error {
+	testenv.Eventually(t, "release gone", func() error { return revisionsAre(ns, release) })
+	testenv.Eventually(t, "ConfigMap gone", func() error {
 		return gone(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "example-network"}, &corev1.ConfigMap{}))
 	})
 }
@@ -253,10 +252,10 @@ func TestSamples_ApplyAndInstall(t *testing.T) {
 			// becomes available: check the release only, not readiness.
 			for _, obj := range objs {
 				release := strings.ToLower(obj.GetKind()) + "-" + obj.GetName()
-				eventually(t, "release "+release+" deployed", func() error {
+				testenv.Eventually(t, "release "+release+" deployed", func() error {
 					return revisionsAre(ns, release, "1:deployed")
 				})
-				eventually(t, obj.GetKind()+" Released", func() error {
+				testenv.Eventually(t, obj.GetKind()+" Released", func() error {
 					u := &unstructured.Unstructured{}
 					u.SetGroupVersionKind(obj.GroupVersionKind())
 					if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), u); err != nil {
@@ -404,22 +403,5 @@ func gone(err error) error {
 		return errors.New("still exists")
 	default:
 		return err
-	}
-}
-
-// eventually retries check until it returns nil, failing the test with its
-// last error after a minute: generous for a slow shared machine.
-func eventually(t *testing.T, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -114,15 +114,15 @@ func TestGeneratedPassword_NeverLeaks(t *testing.T) {
 		}
 	}
 	for _, db := range dbs {
-		eventually(t, "release database-"+db.GetName()+" revision 1 deployed", func() error {
+		testenv.Eventually(t, "release database-"+db.GetName()+" revision 1 deployed", func() error {
 			return revisionsAre(ctx, c.k8s, ns.Name, "database-"+db.GetName(), "1:deployed")
 		})
-		eventually(t, "Database "+db.GetName()+" status at revision 1", func() error {
+		testenv.Eventually(t, "Database "+db.GetName()+" status at revision 1", func() error {
 			return released(ctx, c.k8s, db, 1)
 		})
 	}
 	var alphaSecret corev1.Secret
-	eventually(t, "Secret alpha-credentials", func() error {
+	testenv.Eventually(t, "Secret alpha-credentials", func() error {
 		return c.k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "alpha-credentials"}, &alphaSecret)
 	})
 	if got := alphaSecret.Annotations[password.GeneratedAnnotation]; got != "Database/alpha" {
@@ -142,10 +142,10 @@ func TestGeneratedPassword_NeverLeaks(t *testing.T) {
 		patch(t, c.k8s, db, `{"spec":{"resources":{"requests":{"cpu":"100m","memory":"128Mi"}}}}`)
 	}
 	for _, db := range dbs {
-		eventually(t, "release database-"+db.GetName()+" revision 2 deployed", func() error {
+		testenv.Eventually(t, "release database-"+db.GetName()+" revision 2 deployed", func() error {
 			return revisionsAre(ctx, c.k8s, ns.Name, "database-"+db.GetName(), "1:superseded", "2:deployed")
 		})
-		eventually(t, "Database "+db.GetName()+" status at revision 2", func() error {
+		testenv.Eventually(t, "Database "+db.GetName()+" status at revision 2", func() error {
 			return released(ctx, c.k8s, db, 2)
 		})
 	}
@@ -153,7 +153,7 @@ func TestGeneratedPassword_NeverLeaks(t *testing.T) {
 		patch(t, c.k8s, db, fmt.Sprintf(`{"metadata":{"annotations":{%q:"1"}}}`, backup.AnnotationBackupNow))
 	}
 	for _, db := range dbs {
-		eventually(t, "backup Job of Database "+db.GetName(), func() error {
+		testenv.Eventually(t, "backup Job of Database "+db.GetName(), func() error {
 			return backupJobExists(ctx, c.k8s, ns.Name, db.GetName())
 		})
 	}
@@ -171,10 +171,10 @@ func TestGeneratedPassword_NeverLeaks(t *testing.T) {
 		}
 	}
 	for _, db := range dbs {
-		eventually(t, "Database "+db.GetName()+" gone", func() error {
+		testenv.Eventually(t, "Database "+db.GetName()+" gone", func() error {
 			return gone(c.k8s.Get(ctx, client.ObjectKeyFromObject(db), newDatabase(ns.Name, "", nil)))
 		})
-		eventually(t, "release database-"+db.GetName()+" gone", func() error {
+		testenv.Eventually(t, "release database-"+db.GetName()+" gone", func() error {
 			return revisionsAre(ctx, c.k8s, ns.Name, "database-"+db.GetName())
 		})
 	}
@@ -419,23 +419,6 @@ func gone(err error) error {
 		return errors.New("still exists")
 	default:
 		return err
-	}
-}
-
-// eventually retries check until it returns nil, failing the test with its
-// last error after a minute: generous for a slow shared machine.
-func eventually(t *testing.T, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/reconcile"
+	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
 // stampHook is the Gadget kind's test hook: it contributes a value and a
@@ -55,7 +56,7 @@ func TestReconciler_Hooks(t *testing.T) {
 	if cm.Data["stamp"] != "stamped-stamped" {
 		t.Errorf("ConfigMap stamp = %q, want the hook's value", cm.Data["stamp"])
 	}
-	eventually(t, "hook status and condition", func() error {
+	testenv.Eventually(t, "hook status and condition", func() error {
 		cr := get(t, gadgetGVK, ns, "stamped")
 		if err := statusIs(cr, map[string]any{"stamp": "ok", "phase": "Running"}); err != nil {
 			return err
@@ -68,7 +69,7 @@ func TestReconciler_Hooks(t *testing.T) {
 	if err := k8s.Patch(ctx, get(t, gadgetGVK, ns, "stamped"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "hook failure in status", func() error {
+	testenv.Eventually(t, "hook failure in status", func() error {
 		cr := get(t, gadgetGVK, ns, "stamped")
 		if err := conditionIs(cr, "Stamped", metav1.ConditionFalse, reconcile.ReasonHookFailed); err != nil {
 			return err
@@ -85,7 +86,7 @@ func TestReconciler_Hooks(t *testing.T) {
 	if err := k8s.Patch(ctx, get(t, gadgetGVK, ns, "stamped"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "hook recovered", func() error {
+	testenv.Eventually(t, "hook recovered", func() error {
 		cr := get(t, gadgetGVK, ns, "stamped")
 		if err := conditionIs(cr, "Stamped", metav1.ConditionTrue, "Stamped"); err != nil {
 			return err
@@ -98,7 +99,7 @@ func TestReconciler_Hooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "gadget-stamped")
-	eventually(t, "hook finalized", func() error {
+	testenv.Eventually(t, "hook finalized", func() error {
 		if _, ok := stamp.finalized.Load(ns + "/stamped"); !ok {
 			return errors.New("Finalize not called")
 		}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/reconcile"
+	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
 var ctx = context.Background()
@@ -29,7 +30,7 @@ func TestReconciler_Install(t *testing.T) {
 	if err := k8s.Create(ctx, newCR(webappGVK, ns, "shop", webappSpec(2, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "release revision 1 deployed", func() error {
+	testenv.Eventually(t, "release revision 1 deployed", func() error {
 		revs, err := revisions(ns, "webapp-shop")
 		if err != nil || !slices.Equal(revs, []string{"1:deployed"}) {
 			return fmt.Errorf("revisions %v, err %w", revs, err)
@@ -37,7 +38,7 @@ func TestReconciler_Install(t *testing.T) {
 		return nil
 	})
 	var dep appsv1.Deployment
-	eventually(t, "Deployment named after the custom resource", func() error {
+	testenv.Eventually(t, "Deployment named after the custom resource", func() error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, &dep)
 	})
 	if *dep.Spec.Replicas != 2 || dep.Spec.Template.Spec.Containers[0].Image != "nginx:1.25" {
@@ -51,7 +52,7 @@ func TestReconciler_Install(t *testing.T) {
 		t.Errorf("finalizers %v, want %s", cr.GetFinalizers(), reconcile.Finalizer)
 	}
 	// No controller-manager runs in envtest: the Deployment never becomes available.
-	eventually(t, "status after install", func() error {
+	testenv.Eventually(t, "status after install", func() error {
 		cr := get(t, webappGVK, ns, "shop")
 		if err := statusIs(cr, map[string]any{"observedGeneration": 1, "phase": "Deploying", "release.revision": 1,
 			"release.name": "webapp-shop", "release.chart": "webapp", "release.status": "deployed"}); err != nil {
@@ -86,7 +87,7 @@ func TestReconciler_UpgradeOnlyWhenValuesChange(t *testing.T) {
 	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "blog"), client.RawPatch("application/merge-patch+json", touch)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "status still on revision 1", func() error {
+	testenv.Eventually(t, "status still on revision 1", func() error {
 		return statusIs(get(t, webappGVK, ns, "blog"), map[string]any{"release.revision": 1, "observedGeneration": 1})
 	})
 	waitRevisions(t, ns, "webapp-blog", "1:deployed")
@@ -97,7 +98,7 @@ func TestReconciler_UpgradeOnlyWhenValuesChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-blog", "1:superseded", "2:deployed")
-	eventually(t, "Deployment upgraded", func() error {
+	testenv.Eventually(t, "Deployment upgraded", func() error {
 		var dep appsv1.Deployment
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "blog"}, &dep); err != nil {
 			return err
@@ -107,7 +108,7 @@ func TestReconciler_UpgradeOnlyWhenValuesChange(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "status on revision 2", func() error {
+	testenv.Eventually(t, "status on revision 2", func() error {
 		cr := get(t, webappGVK, ns, "blog")
 		if err := statusIs(cr, map[string]any{"release.revision": 2, "observedGeneration": 2, "phase": "Updating"}); err != nil {
 			return err
@@ -124,12 +125,12 @@ func TestReconciler_RepairsDriftWithoutNewRevision(t *testing.T) {
 	waitRevisions(t, ns, "webapp-drift", "1:deployed")
 	key := client.ObjectKey{Namespace: ns, Name: "drift"}
 	var svc corev1.Service
-	eventually(t, "Service exists", func() error { return k8s.Get(ctx, key, &svc) })
+	testenv.Eventually(t, "Service exists", func() error { return k8s.Get(ctx, key, &svc) })
 
 	if err := k8s.Delete(ctx, &svc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "deleted Service put back", func() error {
+	testenv.Eventually(t, "deleted Service put back", func() error {
 		var again corev1.Service
 		if err := k8s.Get(ctx, key, &again); err != nil {
 			return err
@@ -149,7 +150,7 @@ func TestReconciler_RepairsDriftWithoutNewRevision(t *testing.T) {
 	if err := k8s.Update(ctx, &dep); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "edited Deployment put back", func() error {
+	testenv.Eventually(t, "edited Deployment put back", func() error {
 		if err := k8s.Get(ctx, key, &dep); err != nil {
 			return err
 		}
@@ -168,16 +169,16 @@ func TestReconciler_ReadyFromObjectStatus(t *testing.T) {
 	}
 	key := client.ObjectKey{Namespace: ns, Name: "ready"}
 	var dep appsv1.Deployment
-	eventually(t, "Deployment exists", func() error { return k8s.Get(ctx, key, &dep) })
+	testenv.Eventually(t, "Deployment exists", func() error { return k8s.Get(ctx, key, &dep) })
 
 	// Play the Deployment controller: one of two replicas ready.
 	setDeploymentStatus(t, &dep, 2, 1)
-	eventually(t, "1/2 replicas ready", func() error {
+	testenv.Eventually(t, "1/2 replicas ready", func() error {
 		cr := get(t, webappGVK, ns, "ready")
 		return statusIs(cr, map[string]any{"phase": "Deploying", "message": "1/2 replicas ready", "replicas": 2, "readyReplicas": 1})
 	})
 	setDeploymentStatus(t, &dep, 2, 2)
-	eventually(t, "all replicas ready", func() error {
+	testenv.Eventually(t, "all replicas ready", func() error {
 		cr := get(t, webappGVK, ns, "ready")
 		if err := statusIs(cr, map[string]any{"phase": "Running", "message": "All replicas are ready", "readyReplicas": 2}); err != nil {
 			return err
@@ -219,7 +220,7 @@ func TestReconciler_Uninstall(t *testing.T) {
 	if err := k8s.Delete(ctx, get(t, webappGVK, ns, "gone")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "custom resource gone", func() error {
+	testenv.Eventually(t, "custom resource gone", func() error {
 		u := newCR(webappGVK, ns, "gone", nil)
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(u), u); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there (finalizers %v): %w", u.GetFinalizers(), err)
@@ -240,7 +241,7 @@ func TestReconciler_RenderFailureIsReportedThenRecovers(t *testing.T) {
 	if err := k8s.Create(ctx, newCR(gadgetGVK, ns, "broken", map[string]any{"fail": "the gadget is broken"})); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "install failure in status", func() error {
+	testenv.Eventually(t, "install failure in status", func() error {
 		cr := get(t, gadgetGVK, ns, "broken")
 		if err := statusIs(cr, map[string]any{"phase": "Failed"}); err != nil {
 			return err
@@ -260,7 +261,7 @@ func TestReconciler_RenderFailureIsReportedThenRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "gadget-broken", "1:deployed")
-	eventually(t, "running after the fix", func() error {
+	testenv.Eventually(t, "running after the fix", func() error {
 		cr := get(t, gadgetGVK, ns, "broken")
 		if err := statusIs(cr, map[string]any{"phase": "Running", "message": "All 1 objects are ready"}); err != nil {
 			return err
@@ -271,7 +272,7 @@ func TestReconciler_RenderFailureIsReportedThenRecovers(t *testing.T) {
 
 func waitRevisions(t *testing.T, ns, release string, want ...string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("release %s revisions %v", release, want), func() error {
+	testenv.Eventually(t, fmt.Sprintf("release %s revisions %v", release, want), func() error {
 		revs, err := revisions(ns, release)
 		if err != nil {
 			return err
@@ -285,7 +286,7 @@ func waitRevisions(t *testing.T, ns, release string, want ...string) {
 
 func setDeploymentStatus(t *testing.T, dep *appsv1.Deployment, replicas, ready int32) {
 	t.Helper()
-	eventually(t, "Deployment status written", func() error {
+	testenv.Eventually(t, "Deployment status written", func() error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
 			return err
 		}
@@ -343,7 +344,7 @@ func TestReconciler_PauseAndResume(t *testing.T) {
 	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "nap"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "Paused condition", func() error {
+	testenv.Eventually(t, "Paused condition", func() error {
 		return conditionIs(get(t, webappGVK, ns, "nap"), "Paused", metav1.ConditionTrue, "Paused")
 	})
 	// Paused: no upgrade, and drift stays.
@@ -366,7 +367,7 @@ func TestReconciler_PauseAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-nap", "1:superseded", "2:deployed")
-	eventually(t, "resumed: Service back, condition gone", func() error {
+	testenv.Eventually(t, "resumed: Service back, condition gone", func() error {
 		if err := k8s.Get(ctx, key, &corev1.Service{}); err != nil {
 			return err
 		}
@@ -388,7 +389,7 @@ func TestReconciler_HistoryIsBoundedByMaxHistory(t *testing.T) {
 		if err := k8s.Patch(ctx, get(t, webappGVK, ns, "hist"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, fmt.Sprintf("revision %d deployed", replicas), func() error {
+		testenv.Eventually(t, fmt.Sprintf("revision %d deployed", replicas), func() error {
 			revs, err := revisions(ns, "webapp-hist")
 			if err != nil || !slices.Contains(revs, fmt.Sprintf("%d:deployed", replicas)) {
 				return fmt.Errorf("revisions %v (err %w)", revs, err)
@@ -398,7 +399,7 @@ func TestReconciler_HistoryIsBoundedByMaxHistory(t *testing.T) {
 	}
 	// The test WebApp kind has maxHistory 3: Helm's storage and status agree.
 	waitRevisions(t, ns, "webapp-hist", "3:superseded", "4:superseded", "5:deployed")
-	eventually(t, "status.history", func() error {
+	testenv.Eventually(t, "status.history", func() error {
 		hist, _, _ := unstructured.NestedSlice(get(t, webappGVK, ns, "hist").Object, "status", "history")
 		var got []string
 		for _, h := range hist {
@@ -449,8 +450,8 @@ func TestReconciler_RollbackToARevisionHoldsUntilTheSpecChanges(t *testing.T) {
 			return nil
 		}
 	}
-	eventually(t, "the Deployment as revision 1 had it", deploymentReplicas(1))
-	eventually(t, "status says it is held", func() error {
+	testenv.Eventually(t, "the Deployment as revision 1 had it", deploymentReplicas(1))
+	testenv.Eventually(t, "status says it is held", func() error {
 		return conditionIs(get(t, webappGVK, ns, "back"), "Released", metav1.ConditionTrue, reconcile.ReasonRolledBack)
 	})
 	time.Sleep(2 * time.Second) // rudder must not upgrade back to the spec
@@ -459,7 +460,7 @@ func TestReconciler_RollbackToARevisionHoldsUntilTheSpecChanges(t *testing.T) {
 	// A spec change ends the rollback: the annotation goes and the spec is deployed.
 	setReplicas(5)
 	waitRevisions(t, ns, "webapp-back", "3:superseded", "4:superseded", "5:deployed")
-	eventually(t, "the new spec deployed", deploymentReplicas(5))
+	testenv.Eventually(t, "the new spec deployed", deploymentReplicas(5))
 	if _, ok := get(t, webappGVK, ns, "back").GetAnnotations()[reconcile.AnnotationRollbackTo]; ok {
 		t.Error("the rollback annotation is still there after the spec changed")
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,21 +102,4 @@ func get(t *testing.T, gvk schema.GroupVersionKind, ns, name string) *unstructur
 		t.Fatalf("get %s %s/%s: %v", gvk.Kind, ns, name, err)
 	}
 	return u
-}
-
-// eventually retries check until it returns nil, failing the test with its
-// last error after a minute: generous for a slow shared machine.
-func eventually(t *testing.T, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/reconcile"
+	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
 // forgePending stores a revision 2 of release name, pending-upgrade, as a
@@ -54,7 +55,7 @@ func TestReconciler_UnlocksRevisionLeftPendingByAGoneRudder(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-crash", "1:superseded", "2:failed", "3:deployed")
-	eventually(t, "status on revision 3", func() error {
+	testenv.Eventually(t, "status on revision 3", func() error {
 		cr := get(t, webappGVK, ns, "crash")
 		if err := statusIs(cr, map[string]any{"release.revision": 3, "observedGeneration": 2}); err != nil {
 			return err
@@ -75,7 +76,7 @@ func TestReconciler_WaitsForAnotherWritersPendingOperation(t *testing.T) {
 	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "busy"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the pending operation reported", func() error {
+	testenv.Eventually(t, "the pending operation reported", func() error {
 		cr := get(t, webappGVK, ns, "busy")
 		if err := conditionIs(cr, "Released", metav1.ConditionUnknown, reconcile.ReasonPending); err != nil {
 			return err
