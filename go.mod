@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/Masterminds/sprig/v3 v3.3.0
 	github.com/go-logr/logr v1.4.3
+	github.com/operator-framework/helm-operator-plugins v0.8.0
 	go.uber.org/zap v1.27.1
 	helm.sh/helm/v3 v3.22.0
 	k8s.io/api v0.37.2

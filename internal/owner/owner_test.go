@@ -54,6 +54,13 @@ apiVersion: example.io/v1
 kind: Unknown
 metadata:
   name: unknown-kind
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kept
+  annotations:
+    helm.sh/resource-policy: keep
 `
 	out, err := PostRenderer{Owner: owner(), Mapper: mapper()}.Run(bytes.NewBufferString(in))
 	if err != nil {
@@ -63,8 +70,8 @@ metadata:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(objs) != 4 {
-		t.Fatalf("got %d objects, want 4", len(objs))
+	if len(objs) != 5 {
+		t.Fatalf("got %d objects, want 5", len(objs))
 	}
 	tests := []struct {
 		name      string
@@ -76,6 +83,7 @@ metadata:
 		{name: "namespaced, other namespace: annotation", obj: objs[1], wantAnnot: true},
 		{name: "cluster-scoped: annotation", obj: objs[2], wantAnnot: true},
 		{name: "unknown kind: annotation", obj: objs[3], wantAnnot: true},
+		{name: "kept by the chart: annotation, so no garbage collection", obj: objs[4], wantAnnot: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

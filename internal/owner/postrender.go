@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/operator-framework/helm-operator-plugins/pkg/manifestutil"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,7 +16,9 @@ import (
 // PostRenderer marks every rendered object as owned by Owner. Namespaced
 // objects in Owner's namespace get a controller owner reference, so the
 // garbage collector removes them with their custom resource and watches find
-// their owner; every other object gets the Annotation instead.
+// their owner; every other object gets the Annotation instead, and so does an
+// object the chart keeps (helm.sh/resource-policy: keep), which the garbage
+// collector must not take away after Helm's uninstall left it.
 type PostRenderer struct {
 	Owner  *unstructured.Unstructured
 	Mapper meta.RESTMapper
@@ -42,7 +45,8 @@ func (p PostRenderer) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 
 func (p PostRenderer) mark(obj *unstructured.Unstructured) {
 	ns := obj.GetNamespace()
-	if p.namespaced(obj) && (ns == "" || ns == p.Owner.GetNamespace()) {
+	keep := manifestutil.HasResourcePolicyKeep(obj.GetAnnotations())
+	if !keep && p.namespaced(obj) && (ns == "" || ns == p.Owner.GetNamespace()) {
 		obj.SetOwnerReferences(withOwner(obj.GetOwnerReferences(), p.reference()))
 		return
 	}
