@@ -49,10 +49,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go func() { _ = mgr.Start(ctx) }()
-		return m.Run()
+		return testenv.RunWithManager(m, mgr)
 	}()
 	_ = env.Stop()
 	os.Exit(code)

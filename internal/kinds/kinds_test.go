@@ -73,16 +73,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(mctx) }()
-	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
-		fmt.Fprintln(os.Stderr, "manager:", err)
-		return 1
-	}
-	return code
+	return testenv.RunWithManager(m, mgr)
 }
 
 func TestNetwork_SeedSample(t *testing.T) {
@@ -312,16 +303,10 @@ func networkRef(ns, name string) *unstructured.Unstructured {
 // revisionsAre checks the revisions Helm stored for a release, as
 // "<revision>:<status>" in any order; none means the release is gone.
 func revisionsAre(ns, release string, want ...string) error {
-	var list corev1.SecretList
-	err := k8s.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": release})
+	got, err := testenv.Revisions(ctx, k8s, ns, release)
 	if err != nil {
 		return err
 	}
-	got := []string{}
-	for _, s := range list.Items {
-		got = append(got, s.Labels["version"]+":"+s.Labels["status"])
-	}
-	sort.Strings(got)
 	want = append([]string{}, want...)
 	sort.Strings(want)
 	if !slices.Equal(got, want) {

@@ -354,15 +354,10 @@ func patch(t *testing.T, k8s client.Client, db *unstructured.Unstructured, p str
 // revisionsAre checks the revisions Helm stored for a release, as
 // "<revision>:<status>" in any order; none means the release is gone.
 func revisionsAre(ctx context.Context, k8s client.Client, ns, release string, want ...string) error {
-	var list corev1.SecretList
-	if err := k8s.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": release}); err != nil {
+	got, err := testenv.Revisions(ctx, k8s, ns, release)
+	if err != nil {
 		return err
 	}
-	got := []string{}
-	for _, s := range list.Items {
-		got = append(got, s.Labels["version"]+":"+s.Labels["status"])
-	}
-	sort.Strings(got)
 	want = append([]string{}, want...)
 	sort.Strings(want)
 	if !slices.Equal(got, want) {

@@ -3,33 +3,22 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"go.uber.org/zap/zapcore"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
 type zapLevelType = zapcore.Level
 
-// revisions returns the revision numbers and statuses Helm stored for a release.
+// revisions returns the revisions Helm stored for a release, sorted.
 func revisions(ns, release string) ([]string, error) {
-	var list corev1.SecretList
-	err := k8s.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": release})
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, s := range list.Items {
-		out = append(out, s.Labels["version"]+":"+s.Labels["status"])
-	}
-	sort.Strings(out)
-	return out, nil
+	return testenv.Revisions(context.Background(), k8s, ns, release)
 }
 
 // condition returns a condition of a custom resource's status.

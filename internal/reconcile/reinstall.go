@@ -16,13 +16,7 @@ import (
 // Sets what install sets; on a failed uninstall, Released False
 // (UninstallFailed).
 func (r *Reconciler) reinstall(ctx context.Context, o *observation) (ctrl.Result, error) {
-	hc, err := r.Helm.For(o.release.Namespace)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := hc.Uninstall(o.release.Name); err != nil {
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", "%s", err.Error())
-		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonUninstallFailed, message: err.Error(), failed: true}
+	if err := r.uninstallRelease(o); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall",

@@ -23,13 +23,7 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 		o.done = true
 		return ctrl.Result{}, nil
 	}
-	hc, err := r.Helm.For(o.release.Namespace)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := hc.Uninstall(o.release.Name); err != nil {
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", "%s", err.Error())
-		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonUninstallFailed, message: err.Error(), failed: true}
+	if err := r.uninstallRelease(o); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.finalizeHooks(ctx, o); err != nil {
@@ -43,7 +37,7 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 	}
 	orig := o.obj.DeepCopy()
 	controllerutil.RemoveFinalizer(o.obj, Finalizer)
-	err = r.Client.Patch(ctx, o.obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	err := r.Client.Patch(ctx, o.obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	if client.IgnoreNotFound(err) != nil { // gone already: a reconcile from a stale cache got here first
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s: %w", Finalizer, err)
 	}
@@ -53,4 +47,19 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 	r.revisions.prune(o.release, nil)
 	o.done = true
 	return ctrl.Result{}, nil
+}
+
+// uninstallRelease runs Helm's uninstall of o's release; a failure is recorded
+// as a Warning event and the outcome Released False (UninstallFailed).
+func (r *Reconciler) uninstallRelease(o *observation) error {
+	hc, err := r.Helm.For(o.release.Namespace)
+	if err != nil {
+		return err
+	}
+	if err := hc.Uninstall(o.release.Name); err != nil {
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", "%s", err.Error())
+		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonUninstallFailed, message: err.Error(), failed: true}
+		return err
+	}
+	return nil
 }
