@@ -32,6 +32,10 @@ build: ## Build bin/manager and the command line bin/rudder (also bin/kubectl-ru
 tools: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok and helm into bin/ (pinned; skips what is built).
 	hack/tools.sh
 
+.PHONY: manifests
+manifests: ## Generate config/crd/bases/ from watches.yaml and the charts (rudder manifests; docs/chart-conventions.md).
+	go run ./cmd/rudder manifests --watches-file watches.yaml --output-dir config/crd/bases
+
 ##@ Local cluster
 
 .PHONY: cluster-up
@@ -64,5 +68,5 @@ bench: tools build ## Measure rudder on the local cluster: time to Running, CPU 
 	hack/e2e.sh 60m -tags bench -run '^$$' -bench . -benchtime 1x -v ./test/bench/
 
 .PHONY: lint
-lint: ## gofmt, go vet, golangci-lint and helm lint.
+lint: ## gofmt, go vet, golangci-lint, helm lint and the chart gate (charts render with every sample; samples pass their CRDs).
 	hack/lint.sh

@@ -31,6 +31,8 @@ const usage = `Usage:
   rudder rollback <kind>/<name> [--to N] [-n NAMESPACE] [--wait 2m]
                                                       roll the release back to revision N (default: the
                                                       revision before the deployed one) and keep it there
+  rudder manifests [--watches-file watches.yaml] [--output-dir config/crd/bases] [--check]
+                                                      generate each kind's CRD from its chart (make manifests)
 As a kubectl plugin (an executable kubectl-rudder on PATH): kubectl rudder history webapp/my-webapp
 `
 
@@ -41,6 +43,9 @@ func Run(ctx context.Context, args []string, out io.Writer, config *rest.Config)
 		return errors.New(strings.TrimSpace(usage))
 	}
 	cmd, rest := args[0], args[1:]
+	if cmd == "manifests" {
+		return runManifests(rest, out)
+	}
 	fs := flag.NewFlagSet("rudder "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	namespace := fs.String("n", "", "namespace (default: the kubeconfig context's)")

@@ -2,4 +2,5 @@
 // and `rudder rollback`, with the meaning of `helm history` and `helm
 // rollback`, also usable as the kubectl plugin `kubectl rudder`. A rollback
 // only asks (the rudder.dev/rollback-to annotation): the reconciler acts.
+// `rudder manifests` generates the kinds' CRDs from their charts (crdgen).
 package cli
