@@ -5,7 +5,9 @@
 #   etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok run
 #   as background processes; pods are scheduled on kwok nodes and kwok's "fast"
 #   stages make them Running and Ready at once, so Deployments report ready
-#   replicas and Jobs complete. No container ever runs.
+#   replicas and Jobs complete. No container ever runs. The controller-manager's
+#   hostPath provisioner backs the default StorageClass "standard", so claims
+#   bind (to directories under /tmp/hostpath_pv that no container ever writes).
 #
 # Everything lives under bin/cluster/ (pki/, etcd/, logs/*.log, pids/*.pid,
 # kubeconfig); hack/cluster-down.sh stops the processes and removes it.
@@ -312,6 +314,7 @@ start_controller_manager() {
     --cluster-signing-cert-file="$PKI/ca.crt" \
     --cluster-signing-key-file="$PKI/ca.key" \
     --leader-elect=false \
+    --enable-hostpath-provisioner=true \
     --kube-api-qps=100 \
     --kube-api-burst=200
 }
@@ -370,6 +373,23 @@ EOF
   done | kc apply -f - >/dev/null
 }
 
+# create_storage_class: the default StorageClass, provisioned by the
+# controller-manager's hostPath provisioner (--enable-hostpath-provisioner), so
+# that a PersistentVolumeClaim with no class, or class "standard", binds at once.
+create_storage_class() {
+  kc apply -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "true"
+provisioner: kubernetes.io/host-path
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+EOF
+}
+
 # nodes_ready: every fake node reports Ready=True.
 nodes_ready() {
   local statuses
@@ -380,6 +400,7 @@ nodes_ready() {
 apiserver_ready() { kc get --raw=/readyz; }
 probe_service_account() { kc -n rudder-probe get serviceaccount default; }
 probe_ready() { [[ $(kc -n rudder-probe get deployment probe -o jsonpath='{.status.readyReplicas}') == 2 ]]; }
+probe_claim_bound() { [[ $(kc -n rudder-probe get pvc probe -o jsonpath='{.status.phase}') == Bound ]]; }
 # probe_deleted: NotFound, not just any error (an unanswered request is no proof).
 probe_deleted() {
   local found
@@ -388,7 +409,7 @@ probe_deleted() {
 
 # describe_probe: what the probe's objects look like, to explain a timeout.
 describe_probe() {
-  kc -n rudder-probe get deployment,replicaset,pods -o wide || true
+  kc -n rudder-probe get deployment,replicaset,pods,pvc -o wide || true
   kc -n rudder-probe get events --sort-by=.lastTimestamp || true
   kc get nodes -o wide || true
 }
@@ -399,9 +420,21 @@ probe() {
   kc create namespace rudder-probe >/dev/null
   wait_until "the service-account controller" "$PROBE_TIMEOUT" "kube-controller-manager" probe_service_account
   kc -n rudder-probe create deployment probe --image=registry.k8s.io/pause:3.10 --replicas=2 >/dev/null
+  kc -n rudder-probe apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: probe
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Mi
+EOF
   ON_FAILURE=describe_probe
   wait_until "the probe Deployment to have 2 ready replicas" "$PROBE_TIMEOUT" \
     "kube-controller-manager kube-scheduler kwok" probe_ready
+  wait_until "the probe claim to bind (default StorageClass)" "$PROBE_TIMEOUT" "kube-controller-manager" probe_claim_bound
   # Foreground deletion: the Deployment is gone once the garbage collector and
   # kwok have deleted its pods. The namespace then goes in the background (the
   # namespace controller takes ~10s, which nobody needs to wait for).
@@ -457,6 +490,7 @@ main() {
   start_scheduler
   start_kwok
   create_nodes
+  create_storage_class
   wait_until "$NODE_COUNT Ready kwok nodes" "$NODES_TIMEOUT" "kwok" nodes_ready
   probe
 

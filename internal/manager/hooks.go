@@ -19,15 +19,17 @@ func builtinHooks(mgr ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
 	pw := &password.Hook{}
 	ver := &version.Hook{Container: "postgres"}
 	bak := &backup.Hook{}
+	restore := &backup.Restore{}
 	if mgr != nil {
 		// Secrets and pods are read from the API server: caching every Secret
 		// would hold every Helm release in memory, and every pod, a cluster.
 		pw.Client, pw.Reader = mgr.GetClient(), mgr.GetAPIReader()
 		ver.Reader = mgr.GetAPIReader()
 		bak.Client, bak.Reader = mgr.GetClient(), mgr.GetAPIReader()
+		restore.Client, restore.Reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
 	r := &hook.Registry{}
-	for _, h := range append([]hook.Hook{pw, ver, bak}, extra...) {
+	for _, h := range append([]hook.Hook{pw, ver, bak, restore}, extra...) {
 		if err := r.Add(h); err != nil {
 			return nil, err
 		}
@@ -49,4 +51,11 @@ func checkHooks(ws []watches.Watch, extra []hook.Hook) error {
 		}
 	}
 	return nil
+}
+
+// BuiltinHooks returns the hooks built into rudder, without clients: good for
+// checking names and for reading what they declare (hook.StatusSchemer), as
+// `rudder manifests` does, not for reconciling.
+func BuiltinHooks() (*hook.Registry, error) {
+	return builtinHooks(nil, nil)
 }

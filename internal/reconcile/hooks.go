@@ -36,6 +36,17 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 	}
 }
 
+// withHookRequeue shortens res's requeue to the soonest a hook asked for: a
+// hook polls what rudder does not watch (a Job it started, say).
+func withHookRequeue(res ctrl.Result, o *observation) ctrl.Result {
+	for _, run := range o.hooks {
+		if d := run.res.RequeueAfter; d > 0 && (res.RequeueAfter == 0 || d < res.RequeueAfter) {
+			res.RequeueAfter = d
+		}
+	}
+	return res
+}
+
 // finalizeHooks runs the Finalize of every hook of the kind.
 func (r *Reconciler) finalizeHooks(ctx context.Context, o *observation) error {
 	for _, h := range r.Hooks {

@@ -107,8 +107,4 @@ what values.schema.json cannot express. It renders nothing.
 {{- if gt (len $name) 44 -}}
 {{- fail (printf "database: name %q (from release %q) is longer than 44 characters: rudder's release name \"database-<name>\" must fit Helm's 53" $name .Release.Name) -}}
 {{- end -}}
-{{- /* Refused rather than ignored until rudder's restore hook exists. */ -}}
-{{- if .Values.restore -}}
-{{- fail "spec.restore is not supported by this version of rudder yet: create the Database without spec.restore, then load a dump from the source's backup volume with pg_restore" -}}
-{{- end -}}
 {{- end }}

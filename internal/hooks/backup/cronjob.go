@@ -80,7 +80,18 @@ func (s spec) cronJobSpec() batchv1.CronJobSpec {
 	}
 }
 
+// jobSpec is the spec of one backup Job.
 func (s spec) jobSpec() batchv1.JobSpec {
+	return s.scriptJob("backup", Script(), s.objectName(), false,
+		corev1.EnvVar{Name: EnvPrefix, Value: s.name},
+		corev1.EnvVar{Name: EnvRetention, Value: fmt.Sprint(s.retention)},
+	)
+}
+
+// scriptJob is a Job that runs script (Script or RestoreScript) once against
+// the Database's server, with its credentials from the Secret, the backup
+// volume claim mounted at mountPath and the restricted security profile.
+func (s spec) scriptJob(container, script, claim string, readOnly bool, env ...corev1.EnvVar) batchv1.JobSpec {
 	secretEnv := func(name, key string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: s.secretName}, Key: key}}}
@@ -99,20 +110,21 @@ func (s spec) jobSpec() batchv1.JobSpec {
 					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 				},
 				Containers: []corev1.Container{{
-					Name:    "backup",
+					Name:    container,
 					Image:   "postgres:" + s.version,
-					Command: []string{"/bin/sh", "-c", Script()},
-					Env: []corev1.EnvVar{
+					Command: []string{"/bin/sh", "-c", script},
+					Env: append([]corev1.EnvVar{
 						{Name: EnvHost, Value: s.name},
 						{Name: EnvPort, Value: "5432"},
 						secretEnv(EnvUser, s.usernameKey),
 						secretEnv(EnvPassword, s.passwordKey),
 						{Name: EnvDatabase, Value: s.database},
 						{Name: EnvDir, Value: mountPath},
-						{Name: EnvPrefix, Value: s.name},
-						{Name: EnvRetention, Value: fmt.Sprint(s.retention)},
+					}, env...),
+					VolumeMounts: []corev1.VolumeMount{
+						{Name: "backups", MountPath: mountPath, ReadOnly: readOnly},
+						{Name: "tmp", MountPath: "/tmp"},
 					},
-					VolumeMounts: []corev1.VolumeMount{{Name: "backups", MountPath: mountPath}, {Name: "tmp", MountPath: "/tmp"}},
 					SecurityContext: &corev1.SecurityContext{
 						AllowPrivilegeEscalation: ptr.To(false),
 						ReadOnlyRootFilesystem:   ptr.To(true),
@@ -120,7 +132,8 @@ func (s spec) jobSpec() batchv1.JobSpec {
 					},
 				}},
 				Volumes: []corev1.Volume{
-					{Name: "backups", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: s.objectName()}}},
+					{Name: "backups", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+						ClaimName: claim, ReadOnly: readOnly}}},
 					{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 				},
 			},

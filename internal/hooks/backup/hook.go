@@ -31,6 +31,8 @@ const (
 	// refresh is how often the Jobs' outcomes are looked at again: Jobs are
 	// not watched.
 	refresh = time.Minute
+	// runningRefresh is how often they are looked at while a backup runs.
+	runningRefresh = 10 * time.Second
 )
 
 // Hook keeps a Database's backup CronJob and volume and reports its backups.
@@ -157,9 +159,11 @@ func (h *Hook) report(ctx context.Context, s spec, enabled bool) (hook.Result, e
 	}
 	var lastOK, lastFinished *batchv1.Job
 	var lastOKAt, lastFinishedAt time.Time
+	running := false
 	for i := range jobs.Items {
 		j := &jobs.Items[i]
 		at, ok, finished := outcome(j)
+		running = running || !finished
 		if finished && at.After(lastFinishedAt) {
 			lastFinished, lastFinishedAt = j, at
 		}
@@ -186,7 +190,10 @@ func (h *Hook) report(ctx context.Context, s spec, enabled bool) (hook.Result, e
 		c.Message = fmt.Sprintf("Backup Job %s failed at %s: %s; see kubectl logs job/%s",
 			lastFinished.Name, lastFinishedAt.UTC().Format(time.RFC3339), failure(lastFinished), lastFinished.Name)
 	}
-	if enabled {
+	switch {
+	case running:
+		res.RequeueAfter = runningRefresh
+	case enabled:
 		res.RequeueAfter = refresh
 	}
 	return res, nil

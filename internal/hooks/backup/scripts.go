@@ -26,6 +26,10 @@ const (
 	// EnvRestoreFile is the dump a restore reads: a file name in EnvDir, or
 	// "latest" for the newest dump of the prefix.
 	EnvRestoreFile = "RESTORE_FILE"
+	// EnvReportFile, optional, is a file the restore script writes the name
+	// of the dump it restored to (the Job sets /dev/termination-log, where
+	// the hook reads it back as the container's termination message).
+	EnvReportFile = "REPORT_FILE"
 	// EnvWaitSeconds, optional, bounds how long a script waits for the server
 	// to accept connections; DefaultWaitSeconds when unset.
 	EnvWaitSeconds = "DB_WAIT_SECONDS"
@@ -240,4 +244,7 @@ pg_restore --no-password --clean --if-exists --no-owner --no-privileges \
 	--single-transaction --exit-on-error --dbname="$PGDATABASE" "$BACKUP_DIR/$file" ||
 	fail "pg_restore of $file failed; database $PGDATABASE was left as it was"
 say "restored $file into database $PGDATABASE"
+if [ -n "${REPORT_FILE:-}" ]; then
+	printf '%s' "$file" >"$REPORT_FILE" || say "could not write the report to $REPORT_FILE"
+fi
 {{end}}`

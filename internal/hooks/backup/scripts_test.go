@@ -256,6 +256,8 @@ func TestRestoreScript(t *testing.T) {
 		file    string
 		want    string
 		wantOut string
+		// wantReport is the dump the script reports restoring; "" for the newest.
+		wantReport string
 	}{
 		{
 			name: "latest, after the table was dropped",
@@ -272,9 +274,10 @@ func TestRestoreScript(t *testing.T) {
 				s.psql(t, shop, "DELETE FROM items; INSERT INTO items VALUES ('zucchini')")
 				return shop
 			},
-			file:    first,
-			want:    "apple",
-			wantOut: "restored " + first + " into database shop",
+			file:       first,
+			want:       "apple",
+			wantOut:    "restored " + first + " into database shop",
+			wantReport: first,
 		},
 		{
 			name: "latest, into a new Database with its own user",
@@ -290,9 +293,18 @@ func TestRestoreScript(t *testing.T) {
 			into := tt.into(t)
 			env := s.scriptEnv(into, dir, "shop")
 			env["RESTORE_FILE"] = tt.file
+			report := filepath.Join(t.TempDir(), "report")
+			env[EnvReportFile] = report
 			out, err := runScript(t, RestoreScript(), env)
 			if err != nil {
 				t.Fatalf("restore: %v\n%s", err, out)
+			}
+			reported, err := os.ReadFile(report)
+			if err != nil {
+				t.Fatalf("the restore wrote no report: %v\n%s", err, out)
+			}
+			if want := tt.wantReport; want != "" && string(reported) != want || !strings.HasSuffix(string(reported), DumpExt) {
+				t.Errorf("report = %q, want the restored dump's name (%q)", reported, want)
 			}
 			if got := s.rows(t, into); got != tt.want {
 				t.Errorf("rows after restore = %q, want %q\n%s", got, tt.want, out)

@@ -1,0 +1,242 @@
+package backup
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/hook"
+)
+
+const (
+	// RestoreName is how watches.yaml enables the restore hook.
+	RestoreName = "restore"
+	// RestoreCondition is the condition type the restore hook owns: where the
+	// restore spec.restore asks for stands. The Database is not Ready before
+	// it is True.
+	RestoreCondition = "Restored"
+	// AnnotationRestoredFrom on the claim data-<name>-0 records, as
+	// "<source>/<dump>", that its data was restored. The claim outlives the
+	// Database, so a Database created again over it is not restored twice.
+	AnnotationRestoredFrom = "rudder.dev/restored-from"
+	// AnnotationRestoredAt on the claim is when the restore completed.
+	AnnotationRestoredAt = "rudder.dev/restored-at"
+	// restoreWaitSeconds is how long a restore Job waits for the new server:
+	// it starts with the release, before the server's first start is over.
+	restoreWaitSeconds = 600
+	// restorePoll is how often a restore under way is looked at again: Jobs
+	// are not watched.
+	restorePoll = 10 * time.Second
+)
+
+// Restore loads a new Database's data, once, from a dump on the backup
+// volume of another Database (spec.restore), with RestoreScript in a Job.
+// It blocks Ready until the data is in.
+type Restore struct {
+	// Client writes the Job and the claim's annotations.
+	Client client.Client
+	// Reader reads Jobs, pods and claims from the API server.
+	Reader client.Reader
+}
+
+var _ hook.Hook = (*Restore)(nil)
+
+// Name implements hook.Hook.
+func (*Restore) Name() string { return RestoreName }
+
+// Condition implements hook.Hook.
+func (*Restore) Condition() string { return RestoreCondition }
+
+// restoreRequest is what spec.restore asks for.
+type restoreRequest struct {
+	from, backup string
+}
+
+func (s spec) dataClaim() string  { return "data-" + s.name + "-0" }
+func (s spec) restoreJob() string { return s.name + "-restore" }
+
+// Reconcile implements hook.Hook. It never blocks the release: the server
+// the dump is loaded into is the release's.
+func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured, values map[string]any) (hook.Result, error) {
+	from, _, _ := unstructured.NestedString(values, "restore", "from")
+	if from == "" {
+		return hook.Result{
+			Status:    map[string]any{"restore": nil},
+			Condition: metav1.Condition{Status: metav1.ConditionTrue, Reason: "NotRequested", Message: "spec.restore is not set: the Database started empty"},
+		}, nil
+	}
+	req := restoreRequest{from: from, backup: "latest"}
+	if b, _, _ := unstructured.NestedString(values, "restore", "backup"); b != "" {
+		req.backup = b
+	}
+	s, _ := specOf(obj, values)
+
+	var claim corev1.PersistentVolumeClaim
+	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.dataClaim()}, &claim)
+	switch {
+	case apierrors.IsNotFound(err):
+		// The StatefulSet has not made it yet.
+	case err != nil:
+		return hook.Result{}, fmt.Errorf("reading claim %s: %w", s.dataClaim(), err)
+	case claim.Annotations[AnnotationRestoredFrom] != "":
+		return restored(claim), nil
+	case claim.CreationTimestamp.Before(ptr.To(obj.GetCreationTimestamp())):
+		return pending(req, "DataExists", fmt.Sprintf("Not restored: claim %s holds data from before this Database was created, "+
+			"and rudder never restores over data. To restore into an empty database, delete this Database and the claim, "+
+			"then create the Database again", s.dataClaim()), 0), nil
+	}
+
+	var source corev1.PersistentVolumeClaim
+	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: req.from + "-backup"}, &source)
+	if apierrors.IsNotFound(err) {
+		return pending(req, "SourceNotFound", fmt.Sprintf("spec.restore.from: Database %q has no backup volume %s-backup in namespace %s; "+
+			"enable its spec.backup and take a backup (annotate it %s=<any new value>)", req.from, req.from, s.namespace, AnnotationBackupNow),
+			30*time.Second), nil
+	}
+	if err != nil {
+		return hook.Result{}, fmt.Errorf("reading backup volume %s-backup: %w", req.from, err)
+	}
+
+	var job batchv1.Job
+	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.restoreJob()}, &job)
+	if apierrors.IsNotFound(err) {
+		job = s.newRestoreJob(obj, req)
+		if err := client.IgnoreAlreadyExists(h.Client.Create(ctx, &job)); err != nil {
+			return hook.Result{}, fmt.Errorf("restore Job %s: %w", job.Name, err)
+		}
+		return pending(req, "Restoring", fmt.Sprintf("Job %s started: loading %s of Database %s", job.Name, req.backup, req.from), restorePoll), nil
+	}
+	if err != nil {
+		return hook.Result{}, fmt.Errorf("reading restore Job %s: %w", s.restoreJob(), err)
+	}
+	at, ok, finished := outcome(&job)
+	switch {
+	case !finished:
+		return pending(req, "Restoring", fmt.Sprintf("Job %s is loading %s of Database %s", job.Name, req.backup, req.from), restorePoll), nil
+	case !ok:
+		res := pending(req, "RestoreFailed", fmt.Sprintf("Job %s failed: %s; see kubectl logs job/%s, then delete the Job to try again",
+			job.Name, failure(&job), job.Name), time.Minute)
+		res.Status["restore"].(map[string]any)["phase"] = "Failed"
+		return res, nil
+	}
+	if claim.Name == "" {
+		return hook.Result{}, fmt.Errorf("restore Job %s succeeded but claim %s is missing", job.Name, s.dataClaim())
+	}
+	dump := h.reportedDump(ctx, &job, req.backup)
+	patch := client.MergeFrom(claim.DeepCopy())
+	if claim.Annotations == nil {
+		claim.Annotations = map[string]string{}
+	}
+	claim.Annotations[AnnotationRestoredFrom] = req.from + "/" + dump
+	claim.Annotations[AnnotationRestoredAt] = at.UTC().Format(time.RFC3339)
+	if err := h.Client.Patch(ctx, &claim, patch); err != nil {
+		return hook.Result{}, fmt.Errorf("recording the restore on claim %s: %w", claim.Name, err)
+	}
+	return restored(claim), nil
+}
+
+// Finalize implements hook.Hook. The restore Job is owned by the Database;
+// the claim's record of the restore stays with the claim.
+func (*Restore) Finalize(context.Context, *unstructured.Unstructured) error { return nil }
+
+// reportedDump is the dump the Job's script reported restoring (its
+// container's termination message), or requested when there is none.
+func (h *Restore) reportedDump(ctx context.Context, job *batchv1.Job, requested string) string {
+	var pods corev1.PodList
+	if err := h.Reader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return requested
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodSucceeded {
+			continue
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			if t := c.State.Terminated; t != nil && t.Message != "" {
+				return t.Message
+			}
+		}
+	}
+	return requested
+}
+
+// newRestoreJob runs RestoreScript against the new Database's server, with
+// the source's backup volume mounted read-only. Owned by the Database.
+func (s spec) newRestoreJob(obj *unstructured.Unstructured, req restoreRequest) batchv1.Job {
+	labels := s.labels()
+	delete(labels, LabelBackupOf) // not a backup: the backup hook must not count it
+	labels["app.kubernetes.io/component"] = "restore"
+	spec := s.scriptJob("restore", RestoreScript(), req.from+"-backup", true,
+		corev1.EnvVar{Name: EnvPrefix, Value: req.from},
+		corev1.EnvVar{Name: EnvRestoreFile, Value: req.backup},
+		corev1.EnvVar{Name: EnvReportFile, Value: corev1.TerminationMessagePathDefault},
+		corev1.EnvVar{Name: EnvWaitSeconds, Value: fmt.Sprint(restoreWaitSeconds)},
+	)
+	spec.Template.Labels = labels
+	return batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: s.restoreJob(), Namespace: s.namespace, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{ownerOf(obj)}},
+		Spec: spec,
+	}
+}
+
+// pending is the result of a restore not done: Ready waits for it.
+func pending(req restoreRequest, reason, message string, poll time.Duration) hook.Result {
+	phase := "Running"
+	if reason != "Restoring" {
+		phase = "Pending"
+	}
+	return hook.Result{
+		Status:       map[string]any{"restore": map[string]any{"source": req.from, "backup": req.backup, "phase": phase}},
+		Condition:    metav1.Condition{Status: metav1.ConditionFalse, Reason: reason, Message: message},
+		BlocksReady:  true,
+		RequeueAfter: poll,
+	}
+}
+
+// restored is the result of a restore recorded on claim.
+func restored(claim corev1.PersistentVolumeClaim) hook.Result {
+	source, dump, _ := strings.Cut(claim.Annotations[AnnotationRestoredFrom], "/")
+	st := map[string]any{"source": source, "backup": dump, "phase": "Succeeded"}
+	if at := claim.Annotations[AnnotationRestoredAt]; at != "" {
+		st["completed"] = at
+	}
+	return hook.Result{
+		Status: map[string]any{"restore": st},
+		Condition: metav1.Condition{Status: metav1.ConditionTrue, Reason: "Restored",
+			Message: fmt.Sprintf("Restored %s of Database %s into claim %s", dump, source, claim.Name)},
+		BlocksReady: true,
+	}
+}
+
+var _ hook.StatusSchemer = (*Restore)(nil)
+
+// StatusSchema implements hook.StatusSchemer: the key Reconcile writes.
+func (*Restore) StatusSchema() map[string]apiextensionsv1.JSONSchemaProps {
+	str := func(d string) apiextensionsv1.JSONSchemaProps {
+		return apiextensionsv1.JSONSchemaProps{Type: "string", Description: d}
+	}
+	completed := str("When the restore completed.")
+	completed.Format = "date-time"
+	return map[string]apiextensionsv1.JSONSchemaProps{
+		"restore": {
+			Description: "Progress of the restore that spec.restore asked for.",
+			Type:        "object",
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"source":    str("The Database the backup came from (spec.restore.from)."),
+				"backup":    str(`The backup file loaded; the actual file once done when spec.restore.backup is "latest".`),
+				"phase":     str("Where the restore stands: Pending, Running, Succeeded or Failed."),
+				"completed": completed,
+			},
+		},
+	}
+}
