@@ -85,7 +85,7 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	in := action.NewInstall(c.cfg)
 	in.ReleaseName = s.Name
 	in.Namespace = c.namespace
-	in.Labels = s.Labels
+	in.Labels = withoutNulls(s.Labels)
 	in.PostRenderer = s.PostRenderer
 	rel, err := in.RunWithContext(ctx, s.Chart, s.Values)
 	return fromHelm(rel), err
@@ -115,20 +115,74 @@ func (c *Client) Uninstall(name string) error {
 	return nil
 }
 
-// Rollback makes a new revision of release name from its revision `to`, the
-// way `helm rollback` does, then adds labels to the new revision. It returns
-// the new revision.
-func (c *Client) Rollback(ctx context.Context, name string, to, maxHistory int, labels map[string]string) (*Release, error) {
+// RollbackOptions say how Rollback rolls a release back.
+type RollbackOptions struct {
+	// To is the revision rolled back to.
+	To int
+	// MaxHistory bounds the revisions kept; 0 keeps all.
+	MaxHistory int
+	// Pending labels are merged into revision To just before the rollback,
+	// and removed from it after: Helm copies them onto the new revision while
+	// it is pending-rollback, the only way to mark that revision as ours.
+	Pending map[string]string
+	// Labels are merged into the new revision's (which Helm copied from
+	// revision To); a value "null" removes one.
+	Labels map[string]string
+	// Description, when not empty, replaces the new revision's.
+	Description string
+}
+
+// Rollback makes a new revision of release name from an older one, the way
+// `helm rollback` does, and labels it as opts say. It returns the new revision.
+func (c *Client) Rollback(ctx context.Context, name string, opts RollbackOptions) (*Release, error) {
+	if len(opts.Pending) > 0 {
+		target, err := c.cfg.Releases.Get(name, opts.To)
+		if err != nil {
+			return nil, fmt.Errorf("reading release %q revision %d: %w", name, opts.To, err)
+		}
+		before := make(map[string]string, len(opts.Pending))
+		for k := range opts.Pending {
+			before[k] = "null"
+			if v, ok := target.Labels[k]; ok {
+				before[k] = v
+			}
+		}
+		if _, err := c.relabel(target, opts.Pending); err != nil {
+			return nil, err
+		}
+		defer func() {
+			// Best effort: a label left on an old revision only marks
+			// rollbacks that will never again get that revision's number.
+			_, _ = c.Label(name, opts.To, before)
+		}()
+	}
 	rb := action.NewRollback(c.cfg)
-	rb.Version = to
-	rb.MaxHistory = maxHistory
+	rb.Version = opts.To
+	rb.MaxHistory = opts.MaxHistory
 	if err := rb.Run(name); err != nil {
-		return nil, fmt.Errorf("rolling release %q back to revision %d: %w", name, to, err)
+		return nil, fmt.Errorf("rolling release %q back to revision %d: %w", name, opts.To, err)
 	}
 	rel, err := c.cfg.Releases.Last(name)
 	if err != nil {
 		return nil, fmt.Errorf("reading release %q after its rollback: %w", name, err)
 	}
+	if opts.Description != "" && rel.Info != nil {
+		rel.Info.Description = opts.Description
+	}
+	return c.relabel(rel, opts.Labels)
+}
+
+// Label merges labels into the stored revision `revision` of release name; a
+// value "null" removes a label.
+func (c *Client) Label(name string, revision int, labels map[string]string) (*Release, error) {
+	rel, err := c.cfg.Releases.Get(name, revision)
+	if err != nil {
+		return nil, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
+	}
+	return c.relabel(rel, labels)
+}
+
+func (c *Client) relabel(rel *release.Release, labels map[string]string) (*Release, error) {
 	merged := make(map[string]string, len(rel.Labels)+len(labels))
 	for k, v := range rel.Labels {
 		merged[k] = v
@@ -136,11 +190,22 @@ func (c *Client) Rollback(ctx context.Context, name string, to, maxHistory int, 
 	for k, v := range labels {
 		merged[k] = v
 	}
-	rel.Labels = merged
+	rel.Labels = withoutNulls(merged)
 	if err := c.cfg.Releases.Update(rel); err != nil {
-		return nil, fmt.Errorf("labeling release %q revision %d: %w", name, rel.Version, err)
+		return nil, fmt.Errorf("labeling release %q revision %d: %w", rel.Name, rel.Version, err)
 	}
 	return fromHelm(rel), nil
+}
+
+// withoutNulls returns labels without the ones whose value is "null".
+func withoutNulls(labels map[string]string) map[string]string {
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if v != "null" {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Unlock marks a pending revision as failed, so that a release whose writer

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,10 @@ type helmAction struct {
 	succeeded string // event reason on success
 	failed    string // condition and event reason on failure
 	phase     string // phase while the new revision rolls out
-	do        func(context.Context, *helm.Client, helm.Spec) (*helm.Release, error)
+	// clear are labels an older revision may carry that must not pass to the
+	// new one (Helm's upgrade keeps the labels of the revision before it).
+	clear []string
+	do    func(context.Context, *helm.Client, helm.Spec) (*helm.Release, error)
 }
 
 // act runs a Helm install or upgrade of o's release with o's values and the
@@ -40,7 +44,7 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		Name:         o.release.Name,
 		Chart:        chrt,
 		Values:       o.values,
-		Labels:       map[string]string{LabelValuesDigest: o.facts.want.values, LabelChartDigest: o.facts.want.chart, LabelHolder: r.Holder},
+		Labels:       r.labels(o, a.clear),
 		MaxHistory:   r.Watch.MaxHistory,
 		PostRenderer: owner.PostRenderer{Owner: o.obj, Mapper: r.Mapper},
 	}
@@ -53,15 +57,18 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 	if rel != nil {
 		exp.revision = rel.Revision
 		r.expect.set(o.key, exp)
+		rel = r.mark(ctx, hc, rel)
 	}
 	if err != nil {
 		msg := err.Error()
+		limit := r.Watch.Remediation.MaxAttempts
 		fl := r.failures.record(o.key, o.facts.want, a.failed, msg, r.now())
-		log.Error(err, "Helm "+a.verb+" failed", "attempt", fl.count, "maxAttempts", maxAttempts)
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, a.failed, a.verb, "%s failed (attempt %d of %d): %s", a.verb, fl.count, maxAttempts, msg)
+		log.Error(err, "Helm "+a.verb+" failed", "attempt", fl.count, "maxAttempts", limit)
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, a.failed, a.verb, "%s failed (attempt %d of %d): %s", a.verb, fl.count, limit, msg)
 		o.outcome = &outcome{phase: PhaseFailed, reason: a.failed, message: msg, failed: true}
-		if fl.count >= maxAttempts {
-			return ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}, nil
+		if fl.count >= limit {
+			// The next reconcile holds, or remediates as the kind's policy says.
+			return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 		}
 		return ctrl.Result{RequeueAfter: fl.retryIn(r.now())}, nil
 	}
@@ -71,6 +78,21 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		pastTense(a.verb), rel.Revision, rel.Name, rel.Chart, rel.ChartVersion)
 	o.outcome = &outcome{phase: a.phase, reason: a.running, message: fmt.Sprintf("Revision %d applied; checking its objects", rel.Revision)}
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
+}
+
+// labels returns the labels of the revision act writes: the digests it is
+// made from, the holder, its number, and "null" for each label to clear.
+func (r *Reconciler) labels(o *observation, clear []string) map[string]string {
+	l := map[string]string{
+		LabelValuesDigest: o.facts.want.values,
+		LabelChartDigest:  o.facts.want.chart,
+		LabelHolder:       r.Holder,
+		LabelRevision:     strconv.Itoa(nextRevision(o)),
+	}
+	for _, k := range clear {
+		l[k] = "null"
+	}
+	return l
 }
 
 func pastTense(verb string) string {

@@ -14,7 +14,7 @@ import (
 // On success: Released Unknown (Installing) and phase Deploying until storage
 // shows the revision; event InstallSucceeded.
 // On failure: Released False (InstallFailed), phase Failed, event
-// InstallFailed; tried again with backoff, at most maxAttempts times for the
+// InstallFailed; tried again with backoff, at most remediation.maxAttempts times for the
 // same values and chart.
 func (r *Reconciler) install(ctx context.Context, o *observation) (ctrl.Result, error) {
 	return r.act(ctx, o, helmAction{

@@ -20,16 +20,25 @@ const unwatchedPoll = 10 * time.Second
 //
 // Precondition: the newest deployed revision has the wanted values and chart.
 // Sets: Released True; Ready True when every object is ready, else False
-// naming the first object that is not; event DriftRepaired per object put back.
+// naming the first object that is not (ReadinessTimeout once the kind's
+// remediation.readinessTimeout has passed); event DriftRepaired per object
+// put back.
 func (r *Reconciler) maintain(ctx context.Context, o *observation) (ctrl.Result, error) {
 	if err := r.watcher.watch(o.deployed.objects); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.assess(ctx, o, true)
+	r.markReady(ctx, o)
+	res := ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}
 	if !o.health.ready && !r.Watch.WatchDependentResources {
-		return ctrl.Result{RequeueAfter: unwatchedPoll}, nil
+		res.RequeueAfter = unwatchedPoll
 	}
-	return ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}, nil
+	// A revision not Ready yet is looked at again when its readiness timeout
+	// ends: nothing else may happen to trigger a reconcile then.
+	if left := r.readinessDeadline(o); !o.health.ready && left > 0 && (res.RequeueAfter == 0 || left < res.RequeueAfter) {
+		res.RequeueAfter = left + 100*time.Millisecond
+	}
+	return res, nil
 }
 
 // assess reads the live objects of the deployed revision, repairing drift when

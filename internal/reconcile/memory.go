@@ -85,7 +85,7 @@ func (f failure) retryIn(now time.Time) time.Duration {
 }
 
 // failures remember the failed tries of each custom resource, so that retries
-// back off and stop after maxAttempts. A change of values or chart starts over.
+// back off and stop after the kind's remediation.maxAttempts. A change of values or chart starts over.
 type failures struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]failure

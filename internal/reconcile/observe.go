@@ -65,6 +65,9 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 			break
 		}
 	}
+	o.facts.ours = newestByRudder(hist)
+	o.facts.previous = previousDeployed(hist, o.facts.deployed)
+	o.facts.remediation, o.facts.outOfBand = r.Watch.Remediation, r.Watch.OutOfBand
 	o.facts.generation = obj.GetGeneration()
 	o.facts.rollbackTo, o.facts.rollbackErr = rollbackRequest(obj)
 	o.facts.rolledBackAt = rolledBackAt(hist, o.facts.rollbackTo)
@@ -72,6 +75,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.facts.caughtUp = r.expect.caughtUp(o.key, hist, now)
 	o.failure = r.failures.get(o.key, o.facts.want)
 	o.facts.failures, o.facts.retryIn = o.failure.count, o.failure.retryIn(now)
+	o.facts.remediationFailed = o.failure.reason == ReasonRemediationFailed
 
 	if d := o.facts.deployed; d != nil && !o.facts.deleting {
 		if o.deployed, err = r.revisions.get(r.Helm, r.Mapper, o.release, *d); err != nil {
@@ -82,6 +86,9 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 		if o.latest, err = r.revisions.get(r.Helm, r.Mapper, o.release, *l); err != nil {
 			return nil, fmt.Errorf("reading failed revision: %w", err)
 		}
+	}
+	if !o.facts.deleting {
+		o.facts.stalled = r.stalled(ctx, o)
 	}
 	return o, nil
 }

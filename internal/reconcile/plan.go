@@ -1,10 +1,12 @@
 package reconcile
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 // step is the one thing a reconcile does to a release.
@@ -24,6 +26,8 @@ const (
 	stepPaused       step = "paused"        // the user paused the resource: assess, touch nothing
 	stepRollback     step = "rollback"      // the annotation asks for a revision not rolled back to yet
 	stepRollbackDone step = "rollback-done" // the spec changed after a rollback: clear its annotation
+	stepRemediate    step = "remediate"     // the spec failed: roll back to the last deployed revision, then hold
+	stepDropInstall  step = "drop-install"  // an install failed and the kind's installFailure says uninstall it
 )
 
 // digests identify what a revision was made from.
@@ -53,11 +57,18 @@ type facts struct {
 	// rolledBackAt is the generation at which the newest revision made for
 	// rollbackTo was asked for; -1 when no such revision is stored.
 	rolledBackAt int64
-}
 
-// maxAttempts bounds the tries for one pair of values and chart digests, so a
-// release that cannot succeed never piles up failed revisions.
-const maxAttempts = 3
+	// The kind's policies (watches.yaml). remediation.MaxAttempts bounds the
+	// tries for one pair of digests, so that a release that cannot succeed
+	// never piles up failed revisions.
+	remediation watches.Remediation
+	outOfBand   watches.OutOfBand
+
+	ours              *storage.Revision // newest revision rudder wrote, nil when none
+	previous          *storage.Revision // newest revision deployed before `deployed`, nil when none
+	stalled           bool              // `deployed` did not become Ready within remediation.readinessTimeout
+	remediationFailed bool              // a rollback remediating `want` failed: try no other
+}
 
 // plan picks the step for the observed facts.
 func plan(f facts) step {
@@ -73,14 +84,14 @@ func plan(f facts) step {
 	case f.hookErr != nil:
 		return stepBlocked
 	case f.latest != nil && isPending(f.latest.Status):
-		if h := f.latest.Labels[LabelHolder]; h != "" && h != f.self {
+		if leftByRudder(f.latest, f.self) {
 			return stepUnlock
 		}
 		return stepWait
 	case f.rollbackErr != nil:
 		return stepInvalid
 	case f.rollbackTo > 0 && f.rolledBackAt < 0:
-		if f.failures >= maxAttempts {
+		if f.failures >= f.remediation.MaxAttempts {
 			return stepHold
 		}
 		if f.retryIn > 0 {
@@ -91,9 +102,22 @@ func plan(f facts) step {
 		return stepRollbackDone
 	case f.rollbackTo > 0:
 		return stepNone // held on the rolled-back revision
-	case f.deployed != nil && digestsOf(f.deployed) == f.want:
+	case f.deployed == nil && f.latest != nil && f.latest.Status == "failed" &&
+		f.remediation.InstallFailure == watches.InstallFailureUninstall:
+		return stepDropInstall
+	case f.deployed != nil && keepsOutOfBand(f):
+		return stepNone // held on another Helm client's revision
+	case f.deployed != nil && heldAfterRemediation(f):
+		return stepNone // held on the rollback made after `want` failed
+	case f.deployed != nil && writtenByRudder(f.deployed) && digestsOf(f.deployed) == f.want:
+		if f.stalled && remediationTarget(f) != nil {
+			return stepRemediate
+		}
 		return stepNone
-	case f.failures >= maxAttempts:
+	case f.failures >= f.remediation.MaxAttempts:
+		if remediationTarget(f) != nil {
+			return stepRemediate
+		}
 		return stepHold
 	case f.retryIn > 0:
 		return stepWait
@@ -103,6 +127,29 @@ func plan(f facts) step {
 		return stepReinstall
 	default:
 		return stepUpgrade
+	}
+}
+
+// leftByRudder reports whether rev, pending, is an operation another rudder
+// process started and so will never finish, rather than one another writer
+// has in flight. helm upgrade and helm rollback copy rudder's labels from an
+// older revision, holder included; only the revision mark tells: rudder's
+// install or upgrade carries its own number in LabelRevision, rudder's
+// rollback in LabelRollbackAs. An uninstall is only ever finished by the
+// uninstall step of a deleted resource.
+func leftByRudder(rev *storage.Revision, self string) bool {
+	h := rev.Labels[LabelHolder]
+	if h == "" || h == self {
+		return false
+	}
+	own := strconv.Itoa(rev.Number)
+	switch rev.Status {
+	case "pending-install", "pending-upgrade":
+		return rev.Labels[LabelRevision] == own
+	case "pending-rollback":
+		return rev.Labels[LabelRollbackAs] == own
+	default:
+		return false
 	}
 }
 

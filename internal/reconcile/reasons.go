@@ -9,6 +9,11 @@ const (
 	ConditionReleased = "Released"
 	// ConditionPaused is True while the resource carries AnnotationPaused.
 	ConditionPaused = "Paused"
+	// ConditionOutOfBand is True while the serving revision was written by
+	// another Helm client (helm upgrade or helm rollback by hand), False once
+	// a revision rudder wrote replaced it, and absent when history holds no
+	// such revision.
+	ConditionOutOfBand = "OutOfBand"
 )
 
 // AnnotationPaused set to "true" on a custom resource stops rudder from
@@ -37,6 +42,18 @@ const (
 	ReasonDriftRepaired    = "DriftRepaired"
 	ReasonDriftRepairFail  = "DriftRepairFailed"
 
+	// Remediation (watches.yaml remediation).
+	ReasonReadinessTimeout  = "ReadinessTimeout"         // Ready: the revision was not Ready in time
+	ReasonRemediated        = "RolledBackAfterFailure"   // Released, Ready: rolled back, held until the spec changes
+	ReasonRemediationFailed = "RemediationFailed"        // Released: the remediating rollback failed
+	ReasonFailedInstallGone = "FailedInstallUninstalled" // event: a failed install was uninstalled
+
+	// Out-of-band Helm (watches.yaml outOfBand).
+	ReasonOutOfBand          = "OutOfBand"          // Released: another Helm client's revision serves; event
+	ReasonOutOfBandKept      = "OutOfBandKept"      // OutOfBand True: left serving (outOfBand: keep)
+	ReasonOutOfBandReverting = "OutOfBandReverting" // OutOfBand True: being upgraded back to the spec
+	ReasonOutOfBandReplaced  = "Replaced"           // OutOfBand False: a revision rudder wrote serves again
+
 	ReasonReady          = "Ready"
 	ReasonWaitingForHook = "WaitingForHook"
 	ReasonProgressing    = "Progressing"
@@ -60,7 +77,30 @@ const (
 	// LabelHolder names the rudder process that wrote a revision, so that a
 	// revision it left pending can be told from one another writer holds.
 	LabelHolder = "rudder.dev/holder"
+	// LabelRevision is the number rudder gave the revision it wrote. helm
+	// upgrade and helm rollback copy the labels of an older revision onto the
+	// one they write, rudder's included; only this one then differs from the
+	// revision's own number, which tells their revisions from rudder's.
+	LabelRevision = "rudder.dev/revision"
+	// LabelRollbackAs is set, with the number the rollback revision will get,
+	// on the revision rudder is about to roll back to. Helm copies that
+	// revision's labels onto the pending-rollback revision it stores first, so
+	// the pending revision carries its own number here only when rudder wrote
+	// it; rudder clears the label once the rollback is stored.
+	LabelRollbackAs = "rudder.dev/rollback-as"
 )
+
+// Labels rudder writes on a rollback it made to remediate a failure: the
+// digests that failed. The release holds there until the spec or the chart
+// gives other digests.
+const (
+	LabelFailedValuesDigest = "rudder.dev/failed-values-digest"
+	LabelFailedChartDigest  = "rudder.dev/failed-chart-digest"
+)
+
+// LabelReady is set to "true" on a revision rudder wrote once its objects were
+// first seen Ready, when the kind has a remediation.readinessTimeout.
+const LabelReady = "rudder.dev/ready"
 
 // AnnotationRollbackTo set to a revision number on a custom resource rolls
 // its release back to that revision, the way `helm rollback` does, and keeps

@@ -13,12 +13,15 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -30,8 +33,10 @@ type Reconciler struct {
 	// Client reads the custom resources and the releases' objects from the
 	// manager's cache, and writes them.
 	Client client.Client
-	// Storage reads the metadata of Helm's storage Secrets (storage.NewCache).
-	Storage client.Reader
+	// Storage caches the metadata of Helm's storage Secrets (storage.NewCache):
+	// the reconciler reads release history from it, and a change of a
+	// release's Secrets, by rudder or by hand, reconciles its custom resource.
+	Storage cache.Cache
 	// Helm runs Helm actions and reads stored revisions.
 	Helm *helm.Getter
 	// Mapper tells namespaced kinds from cluster-scoped ones.
@@ -52,6 +57,7 @@ type Reconciler struct {
 	failures    failures
 	revisions   revisions
 	written     writes
+	noticed     noticed
 }
 
 // Reconcile observes one custom resource and its release, runs one step and
@@ -76,10 +82,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	st := plan(o.facts)
 	ctrl.LoggerFrom(ctx).V(1).Info("Planned step", "step", st)
+	r.reportOutOfBand(ctx, o)
 	if st != stepUninstall && st != stepNone {
 		r.assess(ctx, o, false) // the serving revision's health, whatever the step does
 	}
 	res, err := r.run(ctx, st, o)
+	res = withHookRequeue(res, o)
 	if o.done {
 		return res, err
 	}
@@ -114,6 +122,10 @@ func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Res
 		return r.rollback(ctx, o)
 	case stepRollbackDone:
 		return r.rollbackDone(ctx, o)
+	case stepRemediate:
+		return r.remediate(ctx, o)
+	case stepDropInstall:
+		return r.uninstallFailedInstall(ctx, o)
 	case stepPaused:
 		return ctrl.Result{}, nil // assessed above; the annotation's removal is an event
 	default: // stepInvalid, stepHold: only a change of spec or chart helps
@@ -170,6 +182,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(r.Watch.GVK.Kind).
 		For(r.newObject(), builder.WithPredicates(forPredicate(r.Watch.Selector))).
+		WatchesRawSource(source.Kind[client.Object](r.Storage, storage.Object(), r.releaseHandler())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles}).
 		Build(r)
 	if err != nil {

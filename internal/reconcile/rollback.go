@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
@@ -24,36 +25,58 @@ import (
 // made for it; no operation is pending.
 // On success: Released Unknown (RolledBack) until storage shows it; event
 // RolledBack. On failure: Released False (RollbackFailed), event
-// RollbackFailed; tried again with backoff, at most maxAttempts times.
+// RollbackFailed; tried again with backoff, at most remediation.maxAttempts
+// times.
 func (r *Reconciler) rollback(ctx context.Context, o *observation) (ctrl.Result, error) {
 	to := o.facts.rollbackTo
 	hc, err := r.Helm.For(o.release.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	rel, err := hc.Rollback(ctx, o.release.Name, to, r.Watch.MaxHistory, map[string]string{
+	rel, err := r.helmRollback(ctx, o, hc, to, map[string]string{
 		LabelRollbackTo:         strconv.Itoa(to),
 		LabelRollbackGeneration: strconv.FormatInt(o.obj.GetGeneration(), 10),
-		LabelHolder:             r.Holder,
-	})
+		LabelFailedValuesDigest: "null",
+		LabelFailedChartDigest:  "null",
+		LabelReady:              "null",
+	}, "")
 	if err != nil {
 		fl := r.failures.record(o.key, o.facts.want, ReasonRollbackFailed, err.Error(), r.now())
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonRollbackFailed, "Rollback", "%s (attempt %d of %d)", err.Error(), fl.count, maxAttempts)
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonRollbackFailed, "Rollback", "%s (attempt %d of %d)",
+			err.Error(), fl.count, r.Watch.Remediation.MaxAttempts)
 		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonRollbackFailed, message: err.Error(), failed: true}
 		return ctrl.Result{RequeueAfter: fl.retryIn(r.now())}, nil
 	}
 	r.failures.forget(o.key)
-	exp := expectation{revision: rel.Revision, at: r.now()}
-	if o.facts.latest != nil {
-		exp.before = o.facts.latest.UID
-	}
-	r.expect.set(o.key, exp)
 	ctrl.LoggerFrom(ctx).Info("Helm rollback succeeded", "to", to, "revision", rel.Revision)
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonRolledBack, "Rollback",
 		"Rolled back release %s to revision %d as revision %d", rel.Name, to, rel.Revision)
 	o.outcome = &outcome{phase: PhaseUpdating, reason: ReasonRolledBack,
 		message: fmt.Sprintf("Rolled back to revision %d as revision %d; checking its objects", to, rel.Revision)}
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
+}
+
+// helmRollback rolls o's release back to revision `to` with labels (besides
+// the holder and the revision mark) and description, and records what
+// storage must show next.
+func (r *Reconciler) helmRollback(ctx context.Context, o *observation, hc *helm.Client, to int, labels map[string]string, desc string) (*helm.Release, error) {
+	next := strconv.Itoa(nextRevision(o))
+	labels[LabelHolder] = r.Holder
+	labels[LabelRevision] = next
+	labels[LabelRollbackAs] = "null"
+	rel, err := hc.Rollback(ctx, o.release.Name, helm.RollbackOptions{
+		To: to, MaxHistory: r.Watch.MaxHistory, Labels: labels, Description: desc,
+		Pending: map[string]string{LabelHolder: r.Holder, LabelRollbackAs: next},
+	})
+	if err != nil {
+		return nil, err
+	}
+	exp := expectation{revision: rel.Revision, at: r.now()}
+	if o.facts.latest != nil {
+		exp.before = o.facts.latest.UID
+	}
+	r.expect.set(o.key, exp)
+	return r.mark(ctx, hc, rel), nil
 }
 
 // rollbackDone ends a rollback once the spec changed after it: it removes

@@ -25,6 +25,7 @@ type Status struct {
 	ReadyReplicas      int32              `json:"readyReplicas"`
 	Release            *ReleaseStatus     `json:"release,omitempty"`
 	History            []HistoryEntry     `json:"history,omitempty"`
+	Published          []string           `json:"published,omitempty"` // the chart's status keys (AnnotationStatusKey)
 	Conditions         []metav1.Condition `json:"conditions,omitempty"`
 }
 
@@ -43,7 +44,7 @@ type ReleaseStatus struct {
 }
 
 // ownedKeys are the keys of .status that Status writes, removed when unset.
-var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history"}
+var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "published"}
 
 // writeStatus computes status from o and patches it onto the custom resource,
 // unless nothing changed.
@@ -55,6 +56,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	}
 	st := computeStatus(o, prev.Conditions, r.now())
 	st.History = r.history(ctx, o)
+	pub := publish(o, takenKeys(hookStatus(o)))
+	pub.into(&st, prev.Published, r.now())
 	computed, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
 	if err != nil {
 		return fmt.Errorf("encoding status: %w", err)
@@ -66,6 +69,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	for _, k := range ownedKeys {
 		delete(next, k)
 	}
+	pub.apply(next, prev.Published)
 	for k, v := range hookStatus(o) {
 		if slices.Contains(ownedKeys, k) || k == "conditions" {
 			continue // rudder's own keys are not a hook's to write
@@ -84,18 +88,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	if equality.Semantic.DeepEqual(current, next) && r.written.shows(o.key, o.obj.GetResourceVersion()) {
 		return nil
 	}
-	// Send every key, not a diff against the cached object: a diff would leave
-	// out what the stale cache already "has" and the server does not.
-	patch := map[string]any{}
-	for k, v := range next {
-		patch[k] = v
-	}
-	for k := range current {
-		if _, kept := next[k]; !kept {
-			patch[k] = nil
-		}
-	}
-	body, err := json.Marshal(map[string]any{"status": patch})
+	body, err := json.Marshal(map[string]any{"status": mergePatch(current, next)})
 	if err != nil {
 		return fmt.Errorf("encoding status: %w", err)
 	}
@@ -105,6 +98,30 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	}
 	r.written.set(o.key, patched.GetResourceVersion())
 	return nil
+}
+
+// mergePatch returns a JSON merge patch turning current into next. It sends
+// every key of next, not a diff against the cached object: a diff would leave
+// out what the stale cache already "has" and the server does not. A key of
+// current that next lacks is sent as null, at any depth, since a merge patch
+// merges maps (status.network losing "netmask", say).
+func mergePatch(current, next map[string]any) map[string]any {
+	patch := make(map[string]any, len(next))
+	for k, v := range next {
+		cm, wasMap := current[k].(map[string]any)
+		nm, isMap := v.(map[string]any)
+		if wasMap && isMap {
+			patch[k] = mergePatch(cm, nm)
+			continue
+		}
+		patch[k] = v
+	}
+	for k := range current {
+		if _, kept := next[k]; !kept {
+			patch[k] = nil
+		}
+	}
+	return patch
 }
 
 // computeStatus derives status from what o observed, and from the outcome of
@@ -126,6 +143,11 @@ func computeStatus(o *observation, conds []metav1.Condition, now time.Time) Stat
 	set(rdy)
 	for _, c := range hooks {
 		set(c)
+	}
+	if c := outOfBandCondition(o); c != nil {
+		set(*c)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, ConditionOutOfBand)
 	}
 	if o.facts.paused {
 		set(metav1.Condition{Type: ConditionPaused, Status: metav1.ConditionTrue, Reason: "Paused",
@@ -161,19 +183,24 @@ func released(o *observation) metav1.Condition {
 	case f.paused && (f.deployed == nil || digestsOf(f.deployed) != f.want):
 		c.Status, c.Reason = metav1.ConditionUnknown, "Paused"
 		c.Message = fmt.Sprintf("The spec's changes wait until the annotation %s is removed", AnnotationPaused)
-	case f.deployed != nil && digestsOf(f.deployed) == f.want:
+	case f.deployed != nil && heldAfterRemediation(f):
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonRemediated, remediatedMessage(o)
+	case f.deployed != nil && writtenByRudder(f.deployed) && digestsOf(f.deployed) == f.want:
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonUpgradeSucceeded
 		if f.deployed.Number == 1 {
 			c.Reason = ReasonInstallSucceeded
 		}
 		c.Message = fmt.Sprintf("Revision %d is deployed", f.deployed.Number)
-	case o.failure.count >= maxAttempts:
+	case o.failure.count >= f.remediation.MaxAttempts:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonRetriesExhausted
 		c.Message = fmt.Sprintf("Gave up after %d failed tries with these values and this chart; change the spec to try again. Last error: %s",
 			o.failure.count, o.failure.message)
 	case o.failure.count > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, o.failure.reason
-		c.Message = fmt.Sprintf("%s (try %d of %d; next in %s)", o.failure.message, o.failure.count, maxAttempts, f.retryIn.Round(time.Second))
+		c.Message = fmt.Sprintf("%s (try %d of %d; next in %s)", o.failure.message, o.failure.count, f.remediation.MaxAttempts, f.retryIn.Round(time.Second))
+	case f.deployed != nil && !writtenByRudder(f.deployed):
+		c.Status, c.Reason = metav1.ConditionUnknown, ReasonOutOfBand
+		c.Message = fmt.Sprintf("Revision %d was written by another Helm client; see the %s condition", f.deployed.Number, ConditionOutOfBand)
 	case o.latest != nil && digestsOf(f.latest) == f.want:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonUpgradeFailed, o.latest.Description
 		if f.deployed == nil {
@@ -183,7 +210,7 @@ func released(o *observation) metav1.Condition {
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonPending
 		c.Message = fmt.Sprintf("Revision %d is %s, held by another writer (not rudder); rudder waits for it to finish",
 			f.latest.Number, f.latest.Status)
-		if h := f.latest.Labels[LabelHolder]; h != "" {
+		if h := f.latest.Labels[LabelHolder]; h == f.self || leftByRudder(f.latest, f.self) {
 			c.Message = fmt.Sprintf("Revision %d is %s by rudder %s", f.latest.Number, f.latest.Status, h)
 		}
 	default:
@@ -218,6 +245,13 @@ func readiness(o *observation, hooks []metav1.Condition) metav1.Condition {
 		c.Message = fmt.Sprintf("%s is %s: %s", waiting.Type, waiting.Status, waiting.Message)
 	case h == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonNotReleased, "No revision is deployed yet"
+	case o.facts.stalled:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonReadinessTimeout
+		c.Message = fmt.Sprintf("Revision %d was not Ready within remediation.readinessTimeout %s: %s",
+			o.facts.deployed.Number, o.facts.remediation.ReadinessTimeout, h.message)
+	case o.facts.deployed != nil && heldAfterRemediation(o.facts):
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonRemediated
+		c.Message = fmt.Sprintf("%s; its objects: %s", remediatedMessage(o), h.summary())
 	case h.ready:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonReady, h.summary()
 	case h.failed:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 func TestComputeStatus(t *testing.T) {
@@ -68,8 +69,8 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "retries exhausted",
-			o: observation{facts: facts{want: want, failures: maxAttempts},
-				failure: failure{want: want, count: maxAttempts, message: "boom"}},
+			o: observation{facts: facts{want: want, failures: watches.DefaultMaxAttempts},
+				failure: failure{want: want, count: watches.DefaultMaxAttempts, message: "boom"}},
 			wantPhase: PhaseFailed,
 			wantMsg:   "Gave up after 3 failed tries with these values and this chart; change the spec to try again. Last error: boom",
 			wantRel:   metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonRetriesExhausted,
@@ -97,6 +98,9 @@ func TestComputeStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := tt.o
+			if o.facts.remediation.MaxAttempts == 0 {
+				o.facts.remediation.MaxAttempts = watches.DefaultMaxAttempts
+			}
 			o.obj = &unstructured.Unstructured{Object: map[string]any{}}
 			o.obj.SetGeneration(7)
 			st := computeStatus(&o, nil, now)

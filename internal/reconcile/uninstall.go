@@ -44,6 +44,7 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 	r.expect.forget(o.key)
 	r.written.forget(o.key)
 	r.failures.forget(o.key)
+	r.noticed.forget(o.key)
 	r.revisions.prune(o.release, nil)
 	o.done = true
 	return ctrl.Result{}, nil

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -16,9 +17,9 @@ import (
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
-// forgePending stores a revision 2 of release name, pending-upgrade, as a
-// writer that stopped mid-upgrade leaves it; holder "" plays the helm CLI.
-func forgePending(t *testing.T, ns, name, holder string) *storage.Storage {
+// forgePending stores a revision 2 of release name, pending-upgrade, with
+// labels, as a writer that stopped mid-upgrade leaves it.
+func forgePending(t *testing.T, ns, name string, labels map[string]string) *storage.Storage {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
@@ -33,9 +34,7 @@ func forgePending(t *testing.T, ns, name, holder string) *storage.Storage {
 	rel.Info.Status = release.StatusPendingUpgrade
 	rel.Info.Description = "Preparing upgrade"
 	rel.Labels = map[string]string{reconcile.LabelValuesDigest: "forged", reconcile.LabelChartDigest: "forged"}
-	if holder != "" {
-		rel.Labels[reconcile.LabelHolder] = holder
-	}
+	maps.Copy(rel.Labels, labels)
 	if err := store.Create(rel); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +47,8 @@ func TestReconciler_UnlocksRevisionLeftPendingByAGoneRudder(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-crash", "1:deployed")
-	forgePending(t, ns, "webapp-crash", "rudder-gone.0badc0de")
+	// As rudder writes an upgrade: its holder, the revision's own number.
+	forgePending(t, ns, "webapp-crash", map[string]string{reconcile.LabelHolder: "rudder-gone.0badc0de", reconcile.LabelRevision: "2"})
 
 	patch := []byte(`{"spec":{"replicas":2}}`)
 	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "crash"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
@@ -64,20 +64,39 @@ func TestReconciler_UnlocksRevisionLeftPendingByAGoneRudder(t *testing.T) {
 	})
 }
 
+// TestReconciler_WaitsForAnotherWritersPendingOperation: the helm CLI's
+// upgrade in flight is never unlocked, also when it copied the labels of a
+// revision a rudder that is gone wrote.
 func TestReconciler_WaitsForAnotherWritersPendingOperation(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{name: "cli", labels: nil},
+		{name: "cli-copied", labels: map[string]string{reconcile.LabelHolder: "rudder-gone.0badc0de", reconcile.LabelRevision: "1"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			waitsForPending(t, tt.name, tt.labels)
+		})
+	}
+}
+
+func waitsForPending(t *testing.T, name string, labels map[string]string) {
+	t.Helper()
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, "busy", webappSpec(1, "nginx:1.25"))); err != nil {
+	relName := "webapp-" + name
+	if err := k8s.Create(ctx, newCR(webappGVK, ns, name, webappSpec(1, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
-	waitRevisions(t, ns, "webapp-busy", "1:deployed")
-	store := forgePending(t, ns, "webapp-busy", "")
+	waitRevisions(t, ns, relName, "1:deployed")
+	store := forgePending(t, ns, relName, labels)
 
 	patch := []byte(`{"spec":{"replicas":2}}`)
-	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "busy"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+	if err := k8s.Patch(ctx, get(t, webappGVK, ns, name), client.RawPatch("application/merge-patch+json", patch)); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, "the pending operation reported", func() error {
-		cr := get(t, webappGVK, ns, "busy")
+		cr := get(t, webappGVK, ns, name)
 		if err := conditionIs(cr, "Released", metav1.ConditionUnknown, reconcile.ReasonPending); err != nil {
 			return err
 		}
@@ -86,10 +105,10 @@ func TestReconciler_WaitsForAnotherWritersPendingOperation(t *testing.T) {
 		}
 		return nil
 	})
-	waitRevisions(t, ns, "webapp-busy", "1:deployed", "2:pending-upgrade")
+	waitRevisions(t, ns, relName, "1:deployed", "2:pending-upgrade")
 
 	// The other writer finishes (here: fails); rudder then upgrades.
-	rel, err := store.Get("webapp-busy", 2)
+	rel, err := store.Get(relName, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,5 +116,5 @@ func TestReconciler_WaitsForAnotherWritersPendingOperation(t *testing.T) {
 	if err := store.Update(rel); err != nil {
 		t.Fatal(err)
 	}
-	waitRevisions(t, ns, "webapp-busy", "1:superseded", "2:failed", "3:deployed")
+	waitRevisions(t, ns, relName, "1:superseded", "2:failed", "3:deployed")
 }

@@ -17,7 +17,7 @@ import (
 // shows the revision; event UpgradeSucceeded.
 // On failure: Released False (UpgradeFailed), phase Failed, event
 // UpgradeFailed; the deployed revision keeps serving; tried again with
-// backoff, at most maxAttempts times for the same values and chart.
+// backoff, at most remediation.maxAttempts times for the same values and chart.
 func (r *Reconciler) upgrade(ctx context.Context, o *observation) (ctrl.Result, error) {
 	return r.act(ctx, o, helmAction{
 		verb:      "Upgrade",
@@ -25,6 +25,8 @@ func (r *Reconciler) upgrade(ctx context.Context, o *observation) (ctrl.Result, 
 		succeeded: ReasonUpgradeSucceeded,
 		failed:    ReasonUpgradeFailed,
 		phase:     PhaseUpdating,
+		// A rollback's labels stay with the rollback.
+		clear: []string{LabelRollbackTo, LabelRollbackGeneration, LabelFailedValuesDigest, LabelFailedChartDigest, LabelReady},
 		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
 			return c.Upgrade(ctx, s)
 		},

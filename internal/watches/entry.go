@@ -31,6 +31,8 @@ type fields struct {
 	Selector                *metav1.LabelSelector
 	Hooks                   []string
 	MaxHistory              *int
+	Remediation             *remediationFields
+	OutOfBand               *string
 }
 
 // targets maps each field name, as spelled in a watches file, to where its value is decoded.
@@ -47,6 +49,8 @@ func (f *fields) targets() map[string]any {
 		"selector":                &f.Selector,
 		"hooks":                   &f.Hooks,
 		"maxHistory":              &f.MaxHistory,
+		"remediation":             &f.Remediation,
+		"outOfBand":               &f.OutOfBand,
 	}
 }
 
@@ -80,9 +84,11 @@ func (e *entry) build(raw json.RawMessage, resolve resolveChart) Watch {
 		ReconcilePeriod:         e.reconcilePeriod(f.ReconcilePeriod),
 		MaxConcurrentReconciles: e.atLeastOne("maxConcurrentReconciles", f.MaxConcurrentReconciles,
 			DefaultMaxConcurrentReconciles, "at least one custom resource must be reconciled at a time"),
-		Selector:   e.selector(f.Selector),
-		Hooks:      e.hooks(f.Hooks),
-		MaxHistory: e.atLeastOne("maxHistory", f.MaxHistory, DefaultMaxHistory, "Helm must keep at least the current release"),
+		Selector:    e.selector(f.Selector),
+		Hooks:       e.hooks(f.Hooks),
+		MaxHistory:  e.atLeastOne("maxHistory", f.MaxHistory, DefaultMaxHistory, "Helm must keep at least the current release"),
+		Remediation: e.remediation(f.Remediation),
+		OutOfBand:   e.outOfBand(f.OutOfBand),
 	}
 	w.ChartFS, w.ChartDir = e.chart(f.Chart, resolve)
 	return w

@@ -54,6 +54,11 @@ type Watch struct {
 	Hooks []string
 	// MaxHistory is how many release revisions Helm keeps. Default DefaultMaxHistory.
 	MaxHistory int
+	// Remediation says how failed installs and upgrades are recovered from. Defaults: see Remediation.
+	Remediation Remediation
+	// OutOfBand is what rudder does when another Helm client wrote the serving revision. Default
+	// OutOfBandRevert.
+	OutOfBand OutOfBand
 }
 
 // Load reads the watches file name inside fsys, validates every entry and loads every chart. Chart paths are

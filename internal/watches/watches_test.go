@@ -128,8 +128,35 @@ func TestLoad(t *testing.T) {
 			},
 		},
 		{
+			name: "remediation and outOfBand",
+			fsys: fsWith(webApp + `  remediation:
+    strategy: rollback
+    maxAttempts: 2
+    readinessTimeout: 90s
+    installFailure: uninstall
+  outOfBand: keep
+`),
+			check: func(t *testing.T, got []watches.Watch) {
+				want := watches.Remediation{Strategy: watches.StrategyRollback, MaxAttempts: 2,
+					ReadinessTimeout: 90 * time.Second, InstallFailure: watches.InstallFailureUninstall}
+				if got[0].Remediation != want {
+					t.Errorf("Remediation = %+v, want %+v", got[0].Remediation, want)
+				}
+				if got[0].OutOfBand != watches.OutOfBandKeep {
+					t.Errorf("OutOfBand = %q, want keep", got[0].OutOfBand)
+				}
+			},
+		},
+		{
+			name: "remediation given in part takes the defaults for the rest",
+			fsys: fsWith(webApp + "  remediation:\n    readinessTimeout: \"0\"\n"),
+			check: func(t *testing.T, got []watches.Watch) {
+				checkDefaults(t, got[0])
+			},
+		},
+		{
 			name: "nulls take the defaults",
-			fsys: fsWith(webApp + "  maxHistory: null\n  selector: null\n  watchDependentResources: null\n"),
+			fsys: fsWith(webApp + "  maxHistory: null\n  selector: null\n  watchDependentResources: null\n  remediation: null\n  outOfBand: null\n"),
 			check: func(t *testing.T, got []watches.Watch) {
 				checkDefaults(t, got[0])
 			},
@@ -212,6 +239,14 @@ func checkDefaults(t *testing.T, w watches.Watch) {
 	}
 	if w.MaxHistory != 10 {
 		t.Errorf("MaxHistory = %d, want the default 10", w.MaxHistory)
+	}
+	wantRemediation := watches.Remediation{Strategy: watches.StrategyRetry, MaxAttempts: watches.DefaultMaxAttempts,
+		InstallFailure: watches.InstallFailureKeep}
+	if w.Remediation != wantRemediation {
+		t.Errorf("Remediation = %+v, want the defaults %+v", w.Remediation, wantRemediation)
+	}
+	if w.OutOfBand != watches.OutOfBandRevert {
+		t.Errorf("OutOfBand = %q, want the default revert", w.OutOfBand)
 	}
 	if w.Selector == nil || !w.Selector.Empty() {
 		t.Errorf("Selector = %v, want everything", w.Selector)
@@ -418,6 +453,54 @@ func TestLoad_Errors(t *testing.T) {
 		},
 
 		// The other fields.
+		{
+			name:       "unknown remediation strategy",
+			yaml:       webApp + "  remediation:\n    strategy: Rollback\n",
+			wantFields: []string{"remediation.strategy"},
+			want:       []string{`field "remediation.strategy": "Rollback" is not one of retry, rollback`, "case sensitive", "default retry"},
+		},
+		{
+			name:       "remediation maxAttempts below one",
+			yaml:       webApp + "  remediation:\n    maxAttempts: 0\n",
+			wantFields: []string{"remediation.maxAttempts"},
+			want:       []string{`field "remediation.maxAttempts": 0 is less than 1`, "default 3"},
+		},
+		{
+			name:       "readinessTimeout not a duration",
+			yaml:       webApp + "  remediation:\n    readinessTimeout: 5 minutes\n",
+			wantFields: []string{"remediation.readinessTimeout"},
+			want:       []string{`"5 minutes" is not a duration`, `"5m"`, `"0" for no timeout`},
+		},
+		{
+			name:       "negative readinessTimeout",
+			yaml:       webApp + "  remediation:\n    readinessTimeout: -1m\n",
+			wantFields: []string{"remediation.readinessTimeout"},
+			want:       []string{`"-1m" is negative`},
+		},
+		{
+			name:       "unknown installFailure",
+			yaml:       webApp + "  remediation:\n    installFailure: delete\n",
+			wantFields: []string{"remediation.installFailure"},
+			want:       []string{`"delete" is not one of keep, uninstall`},
+		},
+		{
+			name:       "unknown field in remediation",
+			yaml:       webApp + "  remediation:\n    retries: 3\n",
+			wantFields: []string{"remediation"},
+			want:       []string{`field "remediation": unknown field "retries"`},
+		},
+		{
+			name:       "remediation not a mapping",
+			yaml:       webApp + "  remediation: rollback\n",
+			wantFields: []string{"remediation"},
+			want:       []string{`field "remediation": got a string, want a mapping`},
+		},
+		{
+			name:       "unknown outOfBand policy",
+			yaml:       webApp + "  outOfBand: ignore\n",
+			wantFields: []string{"outOfBand"},
+			want:       []string{`field "outOfBand": "ignore" is not one of revert, keep`, "default revert"},
+		},
 		{
 			name:       "malformed selector operator",
 			yaml:       webApp + "  selector:\n    matchExpressions:\n      - {key: tier, operator: Near, values: [web]}\n",
