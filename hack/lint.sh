@@ -4,6 +4,10 @@
 #   2. go vet     ./...
 #   3. golangci   bin/golangci-lint run ./... with .golangci.yml
 #   4. helm lint  --strict, for every chart under charts/ and each of its ci/*.yaml values files
+#   5. chart gate every chart of watches.yaml renders (helm template) with its defaults, its ci/*.yaml and
+#                 the spec of each sample of config/samples of its kind; every sample passes its CRD's
+#                 validation and renders into objects the API server accepts (server-side dry run on envtest):
+#                 go test ./internal/kinds -run '^TestCharts_'
 # Tools come from bin/; a missing one is built by hack/tools.sh.
 set -euo pipefail
 
@@ -14,7 +18,7 @@ cd "${ROOT}"
 step=0
 header() {
 	step=$((step + 1))
-	printf '\n==> [%d/4] %s\n' "${step}" "$*"
+	printf '\n==> [%d/5] %s\n' "${step}" "$*"
 }
 
 fail() {
@@ -77,5 +81,15 @@ for chart_yaml in charts/*/Chart.yaml; do
 done
 ((charts > 0)) || fail "no charts found under charts/*/Chart.yaml"
 echo "ok (${charts} chart(s))"
+
+# 5. The chart gate: a Go test against a real kube-apiserver (envtest) with the
+# CRDs of config/crd/bases, so that `make test` runs it too. It names the
+# sample, the chart and the error of each problem.
+header "chart gate: render every chart with its defaults and the samples; validate the samples"
+need etcd
+need kube-apiserver
+KUBEBUILDER_ASSETS="${BIN}" go test -count=1 -run '^TestCharts_' ./internal/kinds/ ||
+	fail "chart gate: a chart does not render or a sample of config/samples fails (above)"
+echo "ok"
 
 printf '\nlint: all checks passed\n'

@@ -1,0 +1,166 @@
+package reconcile
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// AnnotationStatusKey on an object a chart renders publishes the object's
+// .data (a map of strings, as a ConfigMap holds) into the custom resource's
+// status under the key the annotation names: a Network chart's ConfigMap
+// annotated "rudder.dev/status-key: network" shows as status.network. The
+// values are those of the deployed revision; a key no longer published is
+// removed from status. Keys rudder or a hook owns, a key two objects publish,
+// and a Secret's data are refused (condition Published False).
+const AnnotationStatusKey = "rudder.dev/status-key"
+
+// ConditionPublished says whether the status keys the chart publishes were
+// copied into status. It is present only while the chart publishes a key.
+const ConditionPublished = "Published"
+
+// Reasons of ConditionPublished.
+const (
+	ReasonPublished        = "Published"
+	ReasonStatusKeyRefused = "StatusKeyRefused"
+)
+
+// statusKeyMaxLength bounds a published status key.
+const statusKeyMaxLength = 63
+
+// statusKeyPattern is a field name as Kubernetes APIs spell them (camelCase).
+var statusKeyPattern = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+
+// publication is what the deployed revision publishes into status.
+type publication struct {
+	known  bool           // false: no deployed revision to read; status stays as it is
+	values map[string]any // status key → map of strings
+	keys   []string       // the published keys, sorted (status.published)
+	from   []string       // "status.<key> from <Kind>/<name>", in key order
+	errs   []string       // why keys were refused
+}
+
+// publish reads the status keys the deployed revision's objects publish.
+// Keys in taken (rudder's and the hooks' own) are refused.
+func publish(o *observation, taken map[string]bool) publication {
+	p := publication{values: map[string]any{}}
+	if o.deployed == nil {
+		return p
+	}
+	p.known = true
+	owners := map[string]string{}
+	for _, obj := range o.deployed.objects {
+		key, ok := obj.GetAnnotations()[AnnotationStatusKey]
+		if !ok {
+			continue
+		}
+		ref := obj.GetKind() + "/" + obj.GetName()
+		data, err := publishable(obj, key, taken)
+		if err == nil && owners[key] != "" {
+			err = fmt.Errorf("status key %q is published by %s too; each key needs one object", key, owners[key])
+			delete(p.values, key)
+		}
+		if err != nil {
+			p.errs = append(p.errs, fmt.Sprintf("%s: %v", ref, err))
+			continue
+		}
+		owners[key] = ref
+		p.values[key] = data
+	}
+	for key := range p.values {
+		p.keys = append(p.keys, key)
+	}
+	sort.Strings(p.keys)
+	for _, key := range p.keys {
+		p.from = append(p.from, fmt.Sprintf("status.%s from %s", key, owners[key]))
+	}
+	return p
+}
+
+// publishable returns obj's .data for status key key, or why it cannot be.
+func publishable(obj *unstructured.Unstructured, key string, taken map[string]bool) (map[string]any, error) {
+	switch {
+	case !statusKeyPattern.MatchString(key) || len(key) > statusKeyMaxLength:
+		return nil, fmt.Errorf("annotation %s=%q is not a status field name (lowerCamelCase letters and digits, at most %d)",
+			AnnotationStatusKey, key, statusKeyMaxLength)
+	case taken[key]:
+		return nil, fmt.Errorf("status key %q belongs to rudder or a hook; choose another name in annotation %s", key, AnnotationStatusKey)
+	case obj.GetKind() == "Secret" && obj.GroupVersionKind().Group == "":
+		return nil, fmt.Errorf("a Secret's data is never copied into status, which everyone who can read the resource reads; publish a ConfigMap")
+	}
+	raw, found, err := unstructured.NestedFieldNoCopy(obj.Object, "data")
+	if err != nil || !found || raw == nil {
+		return map[string]any{}, nil
+	}
+	in, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf(".data is a %T, want a map of strings", raw)
+	}
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf(".data.%s is a %T, want a string", k, v)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// takenKeys are the status keys a chart may not publish: rudder's own and the
+// ones this reconcile's hooks write.
+func takenKeys(hookKeys map[string]any) map[string]bool {
+	taken := map[string]bool{"conditions": true}
+	for _, k := range ownedKeys {
+		taken[k] = true
+	}
+	for k := range hookKeys {
+		taken[k] = true
+	}
+	return taken
+}
+
+// into records the publication in st: status.published and the Published
+// condition. prev is status.published as last written.
+func (p publication) into(st *Status, prev []string, now time.Time) {
+	if !p.known {
+		st.Published = prev
+		return
+	}
+	st.Published = p.keys
+	if len(p.keys) == 0 && len(p.errs) == 0 {
+		meta.RemoveStatusCondition(&st.Conditions, ConditionPublished)
+		return
+	}
+	c := metav1.Condition{Type: ConditionPublished, Status: metav1.ConditionTrue, Reason: ReasonPublished,
+		Message: strings.Join(p.from, "; "), ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(now)}
+	if len(p.errs) > 0 {
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonStatusKeyRefused
+		c.Message = "The chart publishes status keys rudder cannot copy: " + strings.Join(p.errs, "; ")
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
+}
+
+// apply writes the published keys into next, the status about to be written,
+// and removes the keys of prev (status.published as last written) that are no
+// longer published.
+func (p publication) apply(next map[string]any, prev []string) {
+	if !p.known {
+		return
+	}
+	for _, k := range prev {
+		if !slices.Contains(p.keys, k) && !slices.Contains(ownedKeys, k) {
+			delete(next, k)
+		}
+	}
+	for k, v := range p.values {
+		next[k] = v
+	}
+}
