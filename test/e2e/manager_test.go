@@ -33,8 +33,9 @@ type manager struct {
 }
 
 // startManager starts bin with a free local probe port, metrics off and
-// console logs into logPath.
-func startManager(bin, logPath string) (*manager, error) {
+// console logs into logPath; extraArgs are added to its flags (such as
+// --watches-file).
+func startManager(bin, logPath string, extraArgs ...string) (*manager, error) {
 	addr, err := freeLocalAddr()
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for the health probes: %w", err)
@@ -44,12 +45,12 @@ func startManager(bin, logPath string) (*manager, error) {
 		return nil, err
 	}
 	m := &manager{logPath: logPath, probeAddr: addr, exited: make(chan struct{})}
-	m.cmd = exec.Command(bin,
+	m.cmd = exec.Command(bin, append([]string{
 		"--metrics-bind-address=0",
-		"--health-probe-bind-address="+addr,
+		"--health-probe-bind-address=" + addr,
 		"--log-format=console",
 		"--log-level=debug",
-	)
+	}, extraArgs...)...)
 	m.cmd.Dir = root
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
 	setParentDeathSignal(m.cmd)
@@ -187,4 +188,40 @@ func freeLocalAddr() (string, error) {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().String(), nil
+}
+
+// kill sends SIGKILL, the crash no handler sees, and waits for the exit.
+func (m *manager) kill() error {
+	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("sending SIGKILL: %w", err)
+	}
+	select {
+	case <-m.exited:
+		return nil
+	case <-time.After(shutdownTimeout):
+		return fmt.Errorf("pid %d still running %s after SIGKILL", m.pid(), shutdownTimeout)
+	}
+}
+
+// restarts counts the managers started after the first, naming their logs.
+var restarts int
+
+// startNextManager starts a new manager in place of the global one, which
+// must have exited, and waits until it is ready. Its log goes next to the
+// first one's, numbered. extraArgs go to the new manager only: the one after
+// it starts with the default flags again.
+func startNextManager(extraArgs ...string) error {
+	select {
+	case <-rudder.exited:
+	default:
+		return fmt.Errorf("the manager (pid %d) is still running", rudder.pid())
+	}
+	restarts++
+	logPath := fmt.Sprintf("%s.%d", strings.TrimSuffix(rudder.logPath, fmt.Sprintf(".%d", restarts-1)), restarts)
+	next, err := startManager(rudder.cmd.Path, logPath, extraArgs...)
+	if err != nil {
+		return err
+	}
+	rudder = next
+	return rudder.waitReady(readyTimeout)
 }

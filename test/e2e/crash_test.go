@@ -1,0 +1,263 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// crashNamespace holds the WebApps of the crash test, and nothing else.
+const crashNamespace = "rudder-crash"
+
+// crashApp is what the crash test last asked of one WebApp.
+type crashApp struct {
+	name     string
+	image    string
+	replicas int
+	deleted  bool
+}
+
+// TestCrash_KillDuringOperations is issue 5's crash test: the manager is
+// killed with SIGKILL at random moments of a wave of installs, upgrades,
+// rollbacks and uninstalls, and started again, at least 20 times
+// (RUDDER_CRASH_KILLS for more). Afterwards no release may be pending and
+// every WebApp must match its spec, with its Helm release, its Deployment and
+// its status agreeing.
+func TestCrash_KillDuringOperations(t *testing.T) {
+	kills := 20
+	if s := os.Getenv("RUDDER_CRASH_KILLS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("RUDDER_CRASH_KILLS=%q: want a whole number of kills", s)
+		}
+		kills = n
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("random seed %d (kills %d)", seed, kills)
+	rng := rand.New(rand.NewPCG(seed, seed>>7))
+
+	logManagerOnFailure(t)
+	_, _ = run("kubectl", "delete", "namespace", crashNamespace, "--ignore-not-found", "--wait=true", "--timeout=3m")
+	kubectl(t, "create", "namespace", crashNamespace)
+	t.Cleanup(func() { cleanCrashNamespace(t) })
+
+	w := &crashWave{t: t, rng: rng, dir: t.TempDir()}
+	for range 4 {
+		w.create()
+	}
+	pendingAfterKill, kinds := 0, map[string]int{}
+	for i := range kills {
+		for range 1 + rng.IntN(3) {
+			kinds[w.operate()]++
+		}
+		time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+		if err := rudder.kill(); err != nil {
+			t.Fatal(err)
+		}
+		pending := pendingReleases(t)
+		if len(pending) > 0 {
+			pendingAfterKill++
+			t.Logf("kill %d: left pending: %v", i+1, pending)
+		}
+		if err := startNextManager(); err != nil {
+			t.Fatalf("restart after kill %d: %v", i+1, err)
+		}
+	}
+	t.Logf("%d kills, %d of them left a release pending; operations: %v", kills, pendingAfterKill, kinds)
+
+	// The wave is over: leave every rollback, so that each WebApp must end on its spec.
+	for _, a := range w.apps {
+		if !a.deleted {
+			_, _ = run("kubectl", "annotate", "webapp", a.name, "-n", crashNamespace, "rudder.dev/rollback-to-")
+		}
+	}
+	eventuallyWithin(t, 5*time.Minute, "every WebApp to match its spec, no release pending", func() error {
+		if p := pendingReleases(t); len(p) > 0 {
+			return fmt.Errorf("pending releases %v", p)
+		}
+		for _, a := range w.apps {
+			if err := a.converged(t); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	live := 0
+	for _, a := range w.apps {
+		if !a.deleted {
+			live++
+			checkBoundedHistory(t, a.name)
+		}
+	}
+	t.Logf("converged: %d WebApps live, %d uninstalled; helm list --all-namespaces --pending is empty", live, len(w.apps)-live)
+}
+
+// crashWave makes the operations of the crash test.
+type crashWave struct {
+	t    *testing.T
+	rng  *rand.Rand
+	dir  string
+	apps []*crashApp
+	next int
+}
+
+// operate runs one random operation and returns its kind.
+func (w *crashWave) operate() string {
+	live := w.live()
+	n := w.rng.IntN(10)
+	switch {
+	case len(live) == 0 || n == 0:
+		w.create()
+		return "install"
+	case n <= 5:
+		a := live[w.rng.IntN(len(live))]
+		a.image = fmt.Sprintf("nginx:1.%d", 20+w.rng.IntN(8))
+		a.replicas = 1 + w.rng.IntN(3)
+		kubectl(w.t, "patch", "webapp", a.name, "-n", crashNamespace, "--type", "merge",
+			"-p", fmt.Sprintf(`{"spec":{"image":%q,"replicas":%d}}`, a.image, a.replicas))
+		return "upgrade"
+	case n <= 8:
+		a := live[w.rng.IntN(len(live))]
+		rev, _ := run("kubectl", "get", "webapp", a.name, "-n", crashNamespace, "-o", "jsonpath={.status.release.revision}")
+		if r, err := strconv.Atoi(strings.TrimSpace(rev)); err == nil && r > 1 {
+			kubectl(w.t, "annotate", "webapp", a.name, "-n", crashNamespace, "--overwrite",
+				fmt.Sprintf("rudder.dev/rollback-to=%d", r-1))
+			return "rollback"
+		}
+		return "rollback (none yet)"
+	default:
+		a := live[w.rng.IntN(len(live))]
+		kubectl(w.t, "delete", "webapp", a.name, "-n", crashNamespace, "--wait=false")
+		a.deleted = true
+		return "uninstall"
+	}
+}
+
+// create installs a new WebApp; names are never reused.
+func (w *crashWave) create() {
+	a := &crashApp{name: fmt.Sprintf("crash-%d", w.next), image: "nginx:1.25", replicas: 1 + w.rng.IntN(3)}
+	w.next++
+	w.apps = append(w.apps, a)
+	manifest := fmt.Sprintf(`apiVersion: webapp.my.domain/v1
+kind: WebApp
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  image: %s
+  replicas: %d
+  port: 80
+`, a.name, crashNamespace, a.image, a.replicas)
+	file := filepath.Join(w.dir, a.name+".yaml")
+	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	kubectl(w.t, "apply", "-f", file)
+}
+
+func (w *crashWave) live() []*crashApp {
+	var out []*crashApp
+	for _, a := range w.apps {
+		if !a.deleted {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// converged says how WebApp a differs from what was last asked of it.
+func (a *crashApp) converged(t *testing.T) error {
+	t.Helper()
+	release := releaseName(a.name)
+	var wa webApp
+	found, err := getJSON(&wa, "webapp", a.name, "-n", crashNamespace)
+	if err != nil {
+		return err
+	}
+	if a.deleted {
+		if found {
+			return fmt.Errorf("WebApp %s still exists after its delete", a.name)
+		}
+		if out, _ := run("helm", "status", release, "-n", crashNamespace); out != "" {
+			return fmt.Errorf("release %s of deleted WebApp %s still exists", release, a.name)
+		}
+		return nil
+	}
+	if !found {
+		return fmt.Errorf("WebApp %s is missing", a.name)
+	}
+	gen, st := wa.Metadata.Generation, wa.Status
+	if st.ObservedGeneration != gen || st.Phase != phaseRunning || st.ReadyReplicas != int32(a.replicas) {
+		return fmt.Errorf("WebApp %s: generation %d observed %d, phase %q, %d ready of %d wanted (%s)",
+			a.name, gen, st.ObservedGeneration, st.Phase, st.ReadyReplicas, a.replicas, st.Message)
+	}
+	out, err := run("helm", "get", "values", release, "-n", crashNamespace, "-o", "json")
+	if err != nil {
+		return err
+	}
+	var vals map[string]any
+	if err := json.Unmarshal([]byte(out), &vals); err != nil {
+		return err
+	}
+	want := map[string]any{"image": a.image, "replicas": float64(a.replicas), "port": float64(80)}
+	if !reflect.DeepEqual(vals, want) {
+		return fmt.Errorf("release %s serves values %v, want the spec %v", release, vals, want)
+	}
+	image, err := run("kubectl", "get", "deployment", a.name, "-n", crashNamespace, "-o",
+		"jsonpath={.spec.template.spec.containers[0].image} {.status.readyReplicas}")
+	if err != nil {
+		return err
+	}
+	if got := strings.TrimSpace(image); got != fmt.Sprintf("%s %d", a.image, a.replicas) {
+		return fmt.Errorf("Deployment %s runs %q (image, ready), want %q", a.name, got, fmt.Sprintf("%s %d", a.image, a.replicas))
+	}
+	return nil
+}
+
+// pendingReleases lists `helm list --all-namespaces --pending`.
+func pendingReleases(t *testing.T) []string {
+	t.Helper()
+	var list []helmListEntry
+	if err := json.Unmarshal([]byte(helm(t, "list", "--all-namespaces", "--pending", "-o", "json")), &list); err != nil {
+		t.Fatalf("decoding helm list --pending: %v", err)
+	}
+	var out []string
+	for _, r := range list {
+		out = append(out, fmt.Sprintf("%s/%s revision %s %s", r.Namespace, r.Name, r.Revision, r.Status))
+	}
+	return out
+}
+
+// checkBoundedHistory: restarts never pile up revisions beyond maxHistory.
+func checkBoundedHistory(t *testing.T, name string) {
+	t.Helper()
+	var history []map[string]any
+	out := helm(t, "history", releaseName(name), "-n", crashNamespace, "-o", "json")
+	if err := json.Unmarshal([]byte(out), &history); err != nil {
+		t.Fatalf("decoding helm history: %v", err)
+	}
+	if len(history) > 10 {
+		t.Errorf("release %s keeps %d revisions, more than its maxHistory 10", releaseName(name), len(history))
+	}
+}
+
+// cleanCrashNamespace deletes the test's WebApps, waits for rudder to
+// uninstall them, then deletes the namespace.
+func cleanCrashNamespace(t *testing.T) {
+	t.Helper()
+	if _, err := run("kubectl", "delete", "webapp", "--all", "-n", crashNamespace, "--wait=true", "--timeout=3m"); err != nil {
+		t.Errorf("cleanup: %v", err)
+	}
+	if _, err := run("kubectl", "delete", "namespace", crashNamespace, "--wait=false"); err != nil {
+		t.Errorf("cleanup: %v", err)
+	}
+}
