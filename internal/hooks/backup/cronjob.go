@@ -85,6 +85,7 @@ func (s spec) jobSpec() batchv1.JobSpec {
 	return s.scriptJob("backup", Script(), s.objectName(), false,
 		corev1.EnvVar{Name: EnvPrefix, Value: s.name},
 		corev1.EnvVar{Name: EnvRetention, Value: fmt.Sprint(s.retention)},
+		corev1.EnvVar{Name: EnvReportFile, Value: corev1.TerminationMessagePathDefault},
 	)
 }
 

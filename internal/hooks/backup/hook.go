@@ -171,9 +171,12 @@ func (h *Hook) report(ctx context.Context, s spec, enabled bool) (hook.Result, e
 			lastOK, lastOKAt = j, at
 		}
 	}
-	res := hook.Result{Status: map[string]any{"lastBackup": nil}}
+	res := hook.Result{Status: map[string]any{"lastBackup": nil, "backups": nil}}
 	if lastOK != nil {
 		res.Status["lastBackup"] = lastOKAt.UTC().Format(time.RFC3339)
+		if kept := backupsOf(s.name, jobReport(ctx, h.Reader, lastOK)); kept != nil {
+			res.Status["backups"] = kept
+		}
 	}
 	c := &res.Condition
 	switch {

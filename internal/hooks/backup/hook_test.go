@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -191,6 +192,7 @@ func TestHook_ReportsJobOutcomesAndBacksUpOnRequest(t *testing.T) {
 		t.Fatalf("%d Jobs after one request (err %v), want 1", len(jobs.Items), err)
 	}
 	t0 := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+	reportFromJob(t, k8s, &jobs.Items[0], "orders-20261128T020000Z.dump\norders-20261129T020000Z.dump\norders-2026112")
 	finish(t, k8s, &jobs.Items[0], true, t0)
 
 	db.SetAnnotations(map[string]string{AnnotationBackupNow: "second"})
@@ -211,6 +213,14 @@ func TestHook_ReportsJobOutcomesAndBacksUpOnRequest(t *testing.T) {
 	}
 	if res.Status["lastBackup"] != "2026-11-29T02:00:00Z" {
 		t.Errorf("lastBackup = %v, want the last successful Job's completion", res.Status["lastBackup"])
+	}
+	// The dumps its script reported kept, newest first; a line cut short is no dump.
+	wantBackups := []any{
+		map[string]any{"name": "orders-20261129T020000Z.dump", "completed": "2026-11-29T02:00:00Z"},
+		map[string]any{"name": "orders-20261128T020000Z.dump", "completed": "2026-11-28T02:00:00Z"},
+	}
+	if !reflect.DeepEqual(res.Status["backups"], wantBackups) {
+		t.Errorf("backups = %v, want %v", res.Status["backups"], wantBackups)
 	}
 	if res.Condition.Status != metav1.ConditionFalse || res.Condition.Reason != "BackupFailed" ||
 		!strings.Contains(res.Condition.Message, "backoff limit") {

@@ -132,7 +132,10 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 	if claim.Name == "" {
 		return hook.Result{}, fmt.Errorf("restore Job %s succeeded but claim %s is missing", job.Name, s.dataClaim())
 	}
-	dump := h.reportedDump(ctx, &job, req.backup)
+	dump := jobReport(ctx, h.Reader, &job)
+	if dump == "" {
+		dump = req.backup
+	}
 	patch := client.MergeFrom(claim.DeepCopy())
 	if claim.Annotations == nil {
 		claim.Annotations = map[string]string{}
@@ -148,26 +151,6 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 // Finalize implements hook.Hook. The restore Job is owned by the Database;
 // the claim's record of the restore stays with the claim.
 func (*Restore) Finalize(context.Context, *unstructured.Unstructured) error { return nil }
-
-// reportedDump is the dump the Job's script reported restoring (its
-// container's termination message), or requested when there is none.
-func (h *Restore) reportedDump(ctx context.Context, job *batchv1.Job, requested string) string {
-	var pods corev1.PodList
-	if err := h.Reader.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return requested
-	}
-	for _, p := range pods.Items {
-		if p.Status.Phase != corev1.PodSucceeded {
-			continue
-		}
-		for _, c := range p.Status.ContainerStatuses {
-			if t := c.State.Terminated; t != nil && t.Message != "" {
-				return t.Message
-			}
-		}
-	}
-	return requested
-}
 
 // newRestoreJob runs RestoreScript against the new Database's server, with
 // the source's backup volume mounted read-only. Owned by the Database.

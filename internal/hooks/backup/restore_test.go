@@ -119,7 +119,7 @@ func TestRestore_Lifecycle(t *testing.T) {
 	if err := k8s.Create(ctx, claim(ns, "data-orders-0", nil)); err != nil {
 		t.Fatal(err)
 	}
-	reportDump(t, k8s, j, "shop-20261129T020000Z.dump")
+	reportFromJob(t, k8s, j, "shop-20261129T020000Z.dump")
 	done := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	finish(t, k8s, j, true, done)
 	res, st = reconcileRestore(t, h, db)
@@ -214,9 +214,9 @@ func checkRestoreJob(t *testing.T, j *batchv1.Job) {
 	}
 }
 
-// reportDump makes a succeeded pod of job whose container reported dump,
-// as the script does through its termination message.
-func reportDump(t *testing.T, k8s client.Client, j *batchv1.Job, dump string) {
+// reportFromJob makes a succeeded pod of job whose container reported
+// message, as the scripts do through the termination message.
+func reportFromJob(t *testing.T, k8s client.Client, j *batchv1.Job, message string) {
 	t.Helper()
 	ctx := context.Background()
 	p := &corev1.Pod{
@@ -228,8 +228,8 @@ func reportDump(t *testing.T, k8s client.Client, j *batchv1.Job, dump string) {
 		t.Fatal(err)
 	}
 	p.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: "restore", Image: p.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: dump}},
+		Name: p.Spec.Containers[0].Name, Image: p.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: message}},
 	}}}
 	if err := k8s.Status().Update(ctx, p); err != nil {
 		t.Fatal(err)

@@ -26,9 +26,10 @@ const (
 	// EnvRestoreFile is the dump a restore reads: a file name in EnvDir, or
 	// "latest" for the newest dump of the prefix.
 	EnvRestoreFile = "RESTORE_FILE"
-	// EnvReportFile, optional, is a file the restore script writes the name
-	// of the dump it restored to (the Job sets /dev/termination-log, where
-	// the hook reads it back as the container's termination message).
+	// EnvReportFile, optional, is a file the scripts report to: the backup
+	// script the dumps of the prefix kept, one per line, oldest first; the
+	// restore script the dump it restored. The Jobs set /dev/termination-log,
+	// where the hooks read it back as the container's termination message.
 	EnvReportFile = "REPORT_FILE"
 	// EnvWaitSeconds, optional, bounds how long a script waits for the server
 	// to accept connections; DefaultWaitSeconds when unset.
@@ -205,6 +206,11 @@ for f in "$BACKUP_DIR/.$BACKUP_PREFIX"-{{.StampGlob}}{{.DumpExt}}.partial; do
 done
 
 say "done: $name; dumps of $BACKUP_PREFIX kept: $count"
+if [ -n "${REPORT_FILE:-}" ]; then
+	for f in "$BACKUP_DIR/$BACKUP_PREFIX"-{{.StampGlob}}{{.DumpExt}}; do
+		if [ -f "$f" ]; then echo "${f##*/}"; fi
+	done >"$REPORT_FILE" || say "could not write the report to $REPORT_FILE"
+fi
 {{end}}`
 
 const restoreTemplate = `{{define "restore"}}{{template "common" .}}

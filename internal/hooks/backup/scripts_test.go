@@ -31,6 +31,8 @@ func (s *server) backup(t *testing.T, c creds, dir, prefix, retention string) st
 	t.Helper()
 	env := s.scriptEnv(c, dir, prefix)
 	env["BACKUP_RETENTION"] = retention
+	report := filepath.Join(t.TempDir(), "report")
+	env[EnvReportFile] = report
 	out, err := runScript(t, Script(), env)
 	if err != nil {
 		t.Fatalf("backup: %v\n%s", err, out)
@@ -38,6 +40,14 @@ func (s *server) backup(t *testing.T, c creds, dir, prefix, retention string) st
 	m := wrote.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("backup output names no dump:\n%s", out)
+	}
+	// The report, status.backups' source, lists exactly the dumps kept.
+	reported, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatalf("the backup wrote no report: %v\n%s", err, out)
+	}
+	if got, want := strings.Fields(string(reported)), dumpsOf(t, dir, prefix); !slices.Equal(got, want) {
+		t.Errorf("backup reported %q, want the dumps kept %q", got, want)
 	}
 	return m[1]
 }
