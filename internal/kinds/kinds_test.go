@@ -41,7 +41,8 @@ var (
 )
 
 // TestMain starts envtest with every CRD of config/crd/bases and a real rudder
-// manager on the watches.yaml and charts embedded in the binary.
+// manager on the watches.yaml and charts embedded in the binary, running with
+// only the permissions of config/rbac (asDeployedRole).
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -68,7 +69,12 @@ func run(m *testing.M) int {
 	}
 	log := zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(level))
 	ctrl.SetLogger(log)
-	mgr, err := manager.New(manager.Options{Config: cfg, MetricsAddr: "0", ProbeAddr: "0"}, log)
+	asRudder, err := asDeployedRole(ctx, k8s, cfg, root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := manager.New(manager.Options{Config: asRudder, MetricsAddr: "0", ProbeAddr: "0"}, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
