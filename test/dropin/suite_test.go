@@ -1,0 +1,93 @@
+// Package dropin proves that charts written without rudder in mind serve as
+// kinds by a watches.yaml entry and the CRDs `rudder manifests` generates: a
+// single chart whose values.schema.json makes a validating CRD (charts/cache)
+// and an umbrella chart with a subchart and a library dependency and no
+// schema, so an open spec (charts/guestbook), each run by a real rudder
+// manager against envtest.
+package dropin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/zap/zapcore"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/rudder-operator/rudder/internal/cli"
+	"github.com/rudder-operator/rudder/internal/manager"
+	"github.com/rudder-operator/rudder/internal/testenv"
+)
+
+// watchesFile is what a chart author writes: one entry per chart.
+const watchesFile = "watches.yaml"
+
+var (
+	ctx = context.Background()
+	k8s client.Client
+	// manifestsOutput is what `rudder manifests` printed: the files it wrote and its warnings.
+	manifestsOutput string
+)
+
+// TestMain starts envtest, generates the CRD of each kind of watchesFile with
+// `rudder manifests` (the command behind `make manifests`), installs them and
+// runs a rudder manager on that file, as `--watches-file` does.
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	env, cfg, err := testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	crdDir, err := os.MkdirTemp("", "rudder-dropin-crds-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(crdDir) }()
+	// The one command a chart author runs: `rudder manifests` (make manifests).
+	var out bytes.Buffer
+	if err := cli.Run(ctx, []string{"manifests", "--watches-file", watchesFile, "--output-dir", crdDir}, &out, nil); err != nil {
+		fmt.Fprintf(os.Stderr, "rudder manifests: %v\n%s", err, out.String())
+		return 1
+	}
+	manifestsOutput = out.String()
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crdDir}, ErrorIfPathMissing: true}); err != nil {
+		fmt.Fprintln(os.Stderr, "installing the CRDs:", err)
+		return 1
+	}
+	sch := runtime.NewScheme() // client-go's kinds and CustomResourceDefinitions
+	if err := errors.Join(scheme.AddToScheme(sch), apiextensionsv1.AddToScheme(sch)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: sch}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	level := zapcore.Level(2) // quiet unless RUDDER_TEST_VERBOSE is set
+	if os.Getenv("RUDDER_TEST_VERBOSE") != "" {
+		level = zapcore.DebugLevel
+	}
+	log := zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(level))
+	ctrl.SetLogger(log)
+	mgr, err := manager.New(manager.Options{Config: cfg, WatchesFile: watchesFile, MetricsAddr: "0", ProbeAddr: "0"}, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return testenv.RunWithManager(m, mgr)
+}
