@@ -12,20 +12,16 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/manager"
@@ -63,11 +59,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	level := zapcore.Level(2) // quiet unless RUDDER_TEST_VERBOSE is set
-	if os.Getenv("RUDDER_TEST_VERBOSE") != "" {
-		level = zapcore.DebugLevel
-	}
-	log := zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(level))
+	log := testenv.Logger()
 	ctrl.SetLogger(log)
 	asRudder, err := asDeployedRole(ctx, k8s, cfg, root)
 	if err != nil {
@@ -268,11 +260,7 @@ func TestSamples_ApplyAndInstall(t *testing.T) {
 // namespace creates a namespace of its own for one test.
 func namespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kinds-"}}
-	if err := k8s.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
+	return testenv.Namespace(t, k8s, "kinds-")
 }
 
 // readManifests decodes every object of a YAML file of one or more documents.
@@ -365,15 +353,7 @@ func statusIs(ns, name string, generation int64, want map[string]any) error {
 // conditionTrue checks that a condition is True and set from the object's
 // current generation.
 func conditionTrue(u *unstructured.Unstructured, typ string) error {
-	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	var conds []metav1.Condition
-	for _, r := range raw {
-		var c metav1.Condition
-		if m, ok := r.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
-			conds = append(conds, c)
-		}
-	}
-	c := meta.FindStatusCondition(conds, typ)
+	c := testenv.Condition(u, typ)
 	switch {
 	case c == nil:
 		return fmt.Errorf("no %s condition (status: %v)", typ, u.Object["status"])

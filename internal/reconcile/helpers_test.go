@@ -5,33 +5,15 @@ import (
 	"fmt"
 	"strings"
 
-	"go.uber.org/zap/zapcore"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
-type zapLevelType = zapcore.Level
-
 // revisions returns the revisions Helm stored for a release, sorted.
 func revisions(ns, release string) ([]string, error) {
 	return testenv.Revisions(context.Background(), k8s, ns, release)
-}
-
-// condition returns a condition of a custom resource's status.
-func condition(u *unstructured.Unstructured, typ string) *metav1.Condition {
-	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	var conds []metav1.Condition
-	for _, r := range raw {
-		var c metav1.Condition
-		if m, ok := r.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
-			conds = append(conds, c)
-		}
-	}
-	return meta.FindStatusCondition(conds, typ)
 }
 
 // statusIs checks status fields of a custom resource.
@@ -46,7 +28,7 @@ func statusIs(u *unstructured.Unstructured, want map[string]any) error {
 }
 
 func conditionIs(u *unstructured.Unstructured, typ string, status metav1.ConditionStatus, reason string) error {
-	c := condition(u, typ)
+	c := testenv.Condition(u, typ)
 	if c == nil {
 		return fmt.Errorf("no %s condition (status: %v)", typ, u.Object["status"])
 	}

@@ -45,7 +45,7 @@ func (s *stampHook) Finalize(_ context.Context, obj *unstructured.Unstructured) 
 
 func TestReconciler_Hooks(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(gadgetGVK, ns, "stamped", map[string]any{"message": "hi"})); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(gadgetGVK, ns, "stamped", map[string]any{"message": "hi"})); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "gadget-stamped", "1:deployed")
@@ -74,7 +74,7 @@ func TestReconciler_Hooks(t *testing.T) {
 		if err := conditionIs(cr, "Stamped", metav1.ConditionFalse, reconcile.ReasonHookFailed); err != nil {
 			return err
 		}
-		if msg := condition(cr, "Stamped").Message; msg != "out of ink" {
+		if msg := testenv.Condition(cr, "Stamped").Message; msg != "out of ink" {
 			return fmt.Errorf("Stamped message %q", msg)
 		}
 		return statusIs(cr, map[string]any{"phase": "Failed", "observedGeneration": 2})

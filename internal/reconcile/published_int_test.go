@@ -34,7 +34,7 @@ func TestReconciler_PublishesStatusKeys(t *testing.T) {
 		data, found, _ := unstructured.NestedStringMap(cr.Object, "status", "gadget")
 		return keys, data, found
 	}
-	if err := k8s.Create(ctx, newCR(gadgetGVK, ns, name, map[string]any{"message": "hi", "publish": "gadget"})); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(gadgetGVK, ns, name, map[string]any{"message": "hi", "publish": "gadget"})); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, "status.gadget holds the ConfigMap's data", func() error {
@@ -47,7 +47,7 @@ func TestReconciler_PublishesStatusKeys(t *testing.T) {
 		if err := conditionIs(cr, reconcile.ConditionPublished, metav1.ConditionTrue, reconcile.ReasonPublished); err != nil {
 			return err
 		}
-		if msg := condition(cr, reconcile.ConditionPublished).Message; msg != "status.gadget from ConfigMap/gadget-beacon" {
+		if msg := testenv.Condition(cr, reconcile.ConditionPublished).Message; msg != "status.gadget from ConfigMap/gadget-beacon" {
 			return fmt.Errorf("Published message %q", msg)
 		}
 		return statusIs(cr, map[string]any{"phase": reconcile.PhaseRunning, "stamp": "ok"})
@@ -69,7 +69,7 @@ func TestReconciler_PublishesStatusKeys(t *testing.T) {
 			if err := conditionIs(cr, reconcile.ConditionPublished, metav1.ConditionFalse, reconcile.ReasonStatusKeyRefused); err != nil {
 				return err
 			}
-			msg := condition(cr, reconcile.ConditionPublished).Message
+			msg := testenv.Condition(cr, reconcile.ConditionPublished).Message
 			if !strings.Contains(msg, `ConfigMap/gadget-beacon: status key "`+key+`" belongs to rudder or a hook`) {
 				return fmt.Errorf("Published message %q does not name the object and the key", msg)
 			}
@@ -94,7 +94,7 @@ func TestReconciler_PublishesStatusKeys(t *testing.T) {
 		if keys, _, found := published(cr); found || len(keys) != 0 {
 			return fmt.Errorf("status.published %v, status.gadget found %v; want both gone", keys, found)
 		}
-		if c := condition(cr, reconcile.ConditionPublished); c != nil {
+		if c := testenv.Condition(cr, reconcile.ConditionPublished); c != nil {
 			return fmt.Errorf("Published condition %v, want none", c)
 		}
 		return statusIs(cr, map[string]any{"phase": reconcile.PhaseRunning, "stamp": "ok"})

@@ -27,7 +27,7 @@ func webappSpec(replicas int64, image string) map[string]any {
 
 func TestReconciler_Install(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, "shop", webappSpec(2, "nginx:1.25"))); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "shop", webappSpec(2, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, "release revision 1 deployed", func() error {
@@ -64,7 +64,7 @@ func TestReconciler_Install(t *testing.T) {
 		if err := conditionIs(cr, "Ready", metav1.ConditionFalse, reconcile.ReasonProgressing); err != nil {
 			return err
 		}
-		if msg := condition(cr, "Ready").Message; !strings.Contains(msg, "Deployment/shop") {
+		if msg := testenv.Condition(cr, "Ready").Message; !strings.Contains(msg, "Deployment/shop") {
 			return fmt.Errorf("Ready message %q does not name the Deployment", msg)
 		}
 		return nil
@@ -76,7 +76,7 @@ func TestReconciler_Install(t *testing.T) {
 
 func TestReconciler_UpgradeOnlyWhenValuesChange(t *testing.T) {
 	ns := namespace(t)
-	cr := newCR(webappGVK, ns, "blog", webappSpec(1, "nginx:1.25"))
+	cr := testenv.NewObject(webappGVK, ns, "blog", webappSpec(1, "nginx:1.25"))
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestReconciler_UpgradeOnlyWhenValuesChange(t *testing.T) {
 
 func TestReconciler_RepairsDriftWithoutNewRevision(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, "drift", webappSpec(3, "nginx:1.25"))); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "drift", webappSpec(3, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-drift", "1:deployed")
@@ -164,7 +164,7 @@ func TestReconciler_RepairsDriftWithoutNewRevision(t *testing.T) {
 
 func TestReconciler_ReadyFromObjectStatus(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, "ready", webappSpec(2, "nginx:1.25"))); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "ready", webappSpec(2, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
 	key := client.ObjectKey{Namespace: ns, Name: "ready"}
@@ -189,10 +189,10 @@ func TestReconciler_ReadyFromObjectStatus(t *testing.T) {
 
 func TestReconciler_KindsWithSameNameNeverShareARelease(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, "twin", webappSpec(1, "nginx:1.25"))); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "twin", webappSpec(1, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
-	if err := k8s.Create(ctx, newCR(gadgetGVK, ns, "twin", map[string]any{"message": "gadget"})); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(gadgetGVK, ns, "twin", map[string]any{"message": "gadget"})); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-twin", "1:deployed")
@@ -213,7 +213,7 @@ func TestReconciler_Uninstall(t *testing.T) {
 	ns := namespace(t)
 	spec := webappSpec(1, "nginx:1.25")
 	spec["storage"] = map[string]any{"enabled": true, "size": "1Gi"}
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, "gone", spec)); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "gone", spec)); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-gone", "1:deployed")
@@ -221,7 +221,7 @@ func TestReconciler_Uninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, "custom resource gone", func() error {
-		u := newCR(webappGVK, ns, "gone", nil)
+		u := testenv.NewObject(webappGVK, ns, "gone", nil)
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(u), u); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there (finalizers %v): %w", u.GetFinalizers(), err)
 		}
@@ -238,7 +238,7 @@ func TestReconciler_Uninstall(t *testing.T) {
 
 func TestReconciler_RenderFailureIsReportedThenRecovers(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(gadgetGVK, ns, "broken", map[string]any{"fail": "the gadget is broken"})); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(gadgetGVK, ns, "broken", map[string]any{"fail": "the gadget is broken"})); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, "install failure in status", func() error {
@@ -249,7 +249,7 @@ func TestReconciler_RenderFailureIsReportedThenRecovers(t *testing.T) {
 		if err := conditionIs(cr, "Released", metav1.ConditionFalse, reconcile.ReasonInstallFailed); err != nil {
 			return err
 		}
-		if msg := condition(cr, "Released").Message; !strings.Contains(msg, "the gadget is broken") {
+		if msg := testenv.Condition(cr, "Released").Message; !strings.Contains(msg, "the gadget is broken") {
 			return fmt.Errorf("Released message %q does not say why", msg)
 		}
 		return nil
@@ -310,14 +310,14 @@ func ptr[T any](v T) *T { return &v }
 
 func TestReconciler_HonoursTheWatchSelector(t *testing.T) {
 	ns := namespace(t)
-	g := newCR(gadgetGVK, ns, "ignored", map[string]any{"message": "hi"})
+	g := testenv.NewObject(gadgetGVK, ns, "ignored", map[string]any{"message": "hi"})
 	g.SetLabels(map[string]string{"rudder.test/ignore": "yes"})
 	if err := k8s.Create(ctx, g); err != nil {
 		t.Fatal(err)
 	}
 	// A resource the selector does not match is never touched: give rudder
 	// time to do something wrong, then check it did nothing.
-	if err := k8s.Create(ctx, newCR(gadgetGVK, ns, "control", map[string]any{"message": "hi"})); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(gadgetGVK, ns, "control", map[string]any{"message": "hi"})); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "gadget-control", "1:deployed")
@@ -336,7 +336,7 @@ func TestReconciler_HonoursTheWatchSelector(t *testing.T) {
 
 func TestReconciler_PauseAndResume(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, "nap", webappSpec(1, "nginx:1.25"))); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "nap", webappSpec(1, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-nap", "1:deployed")
@@ -371,7 +371,7 @@ func TestReconciler_PauseAndResume(t *testing.T) {
 		if err := k8s.Get(ctx, key, &corev1.Service{}); err != nil {
 			return err
 		}
-		if c := condition(get(t, webappGVK, ns, "nap"), "Paused"); c != nil {
+		if c := testenv.Condition(get(t, webappGVK, ns, "nap"), "Paused"); c != nil {
 			return fmt.Errorf("Paused condition still there: %+v", c)
 		}
 		return nil
@@ -380,7 +380,7 @@ func TestReconciler_PauseAndResume(t *testing.T) {
 
 func TestReconciler_HistoryIsBoundedByMaxHistory(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, "hist", webappSpec(1, "nginx:1.25"))); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "hist", webappSpec(1, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-hist", "1:deployed")
@@ -416,7 +416,7 @@ func TestReconciler_HistoryIsBoundedByMaxHistory(t *testing.T) {
 
 func TestReconciler_RollbackToARevisionHoldsUntilTheSpecChanges(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, "back", webappSpec(1, "nginx:1.25"))); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "back", webappSpec(1, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-back", "1:deployed")

@@ -40,7 +40,7 @@ func patchSpec(t *testing.T, gvk schema.GroupVersionKind, ns, name, spec string)
 
 func create(t *testing.T, gvk schema.GroupVersionKind, ns, name string, spec map[string]any) {
 	t.Helper()
-	if err := k8s.Create(ctx, newCR(gvk, ns, name, spec)); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(gvk, ns, name, spec)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -54,7 +54,7 @@ func conditionSays(t *testing.T, gvk schema.GroupVersionKind, ns, name, typ stri
 			return err
 		}
 		for _, p := range parts {
-			if msg := condition(cr, typ).Message; !strings.Contains(msg, p) {
+			if msg := testenv.Condition(cr, typ).Message; !strings.Contains(msg, p) {
 				return fmt.Errorf("%s message %q does not say %q", typ, msg, p)
 			}
 		}

@@ -6,15 +6,12 @@ import (
 	"os"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/manager"
@@ -46,7 +43,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	log := zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapLevel()))
+	log := testenv.Logger()
 	ctrl.SetLogger(log)
 	mgr, err := manager.New(manager.Options{
 		Config: cfg, WatchesFile: "testdata/watches.yaml", MetricsAddr: "0", ProbeAddr: "0",
@@ -59,30 +56,10 @@ func run(m *testing.M) int {
 	return testenv.RunWithManager(m, mgr)
 }
 
-// zapLevel keeps the manager quiet unless RUDDER_TEST_VERBOSE is set.
-func zapLevel() zapLevelType {
-	if os.Getenv("RUDDER_TEST_VERBOSE") != "" {
-		return -1
-	}
-	return 2
-}
-
 // namespace creates a namespace of its own for one test.
 func namespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rt-"}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
-func newCR(gvk schema.GroupVersionKind, ns, name string, spec map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetGroupVersionKind(gvk)
-	u.SetNamespace(ns)
-	u.SetName(name)
-	return u
+	return testenv.Namespace(t, k8s, "rt-")
 }
 
 func get(t *testing.T, gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {

@@ -43,7 +43,7 @@ func forgePending(t *testing.T, ns, name string, labels map[string]string) *stor
 
 func TestReconciler_UnlocksRevisionLeftPendingByAGoneRudder(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, "crash", webappSpec(1, "nginx:1.25"))); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "crash", webappSpec(1, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-crash", "1:deployed")
@@ -85,7 +85,7 @@ func waitsForPending(t *testing.T, name string, labels map[string]string) {
 	t.Helper()
 	ns := namespace(t)
 	relName := "webapp-" + name
-	if err := k8s.Create(ctx, newCR(webappGVK, ns, name, webappSpec(1, "nginx:1.25"))); err != nil {
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, name, webappSpec(1, "nginx:1.25"))); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, relName, "1:deployed")
@@ -100,7 +100,7 @@ func waitsForPending(t *testing.T, name string, labels map[string]string) {
 		if err := conditionIs(cr, "Released", metav1.ConditionUnknown, reconcile.ReasonPending); err != nil {
 			return err
 		}
-		if msg := condition(cr, "Released").Message; !strings.Contains(msg, "another writer") {
+		if msg := testenv.Condition(cr, "Released").Message; !strings.Contains(msg, "another writer") {
 			return fmt.Errorf("Released message %q does not say who holds the release", msg)
 		}
 		return nil

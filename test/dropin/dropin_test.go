@@ -12,10 +12,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,7 +31,7 @@ var (
 // its CRD refusing a bad spec; and uninstall on delete.
 func TestCache_ServedAsAKind(t *testing.T) {
 	ns := namespace(t)
-	cr := newCR(cacheGVK, ns, "sessions", map[string]any{
+	cr := testenv.NewObject(cacheGVK, ns, "sessions", map[string]any{
 		"replicaCount":        int64(2),
 		"cache":               map[string]any{"maxMemory": "32mb"},
 		"podDisruptionBudget": map[string]any{"enabled": true},
@@ -97,7 +95,7 @@ func TestCache_CRDRefusesWhatTheSchemaRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := k8s.Create(ctx, newCR(cacheGVK, ns, "schema", tt.spec), client.DryRunAll)
+			err := k8s.Create(ctx, testenv.NewObject(cacheGVK, ns, "schema", tt.spec), client.DryRunAll)
 			if tt.wantField == "" {
 				if err != nil {
 					t.Fatalf("a valid spec was refused: %v", err)
@@ -126,7 +124,7 @@ func TestGuestbook_OpenSpecWithWarning(t *testing.T) {
 	if spec.XPreserveUnknownFields == nil || !*spec.XPreserveUnknownFields || len(spec.Properties) > 0 {
 		t.Errorf("guestbook spec schema %+v, want an open object", spec)
 	}
-	cr := newCR(guestbookGVK, namespace(t), "anything", map[string]any{"whatever": map[string]any{"the": "chart takes"}})
+	cr := testenv.NewObject(guestbookGVK, namespace(t), "anything", map[string]any{"whatever": map[string]any{"the": "chart takes"}})
 	if err := k8s.Create(ctx, cr, client.DryRunAll); err != nil {
 		t.Errorf("an open spec refused a value: %v", err)
 	}
@@ -138,7 +136,7 @@ func TestGuestbook_OpenSpecWithWarning(t *testing.T) {
 // and uninstall on delete.
 func TestGuestbook_ServedAsAKind(t *testing.T) {
 	ns := namespace(t)
-	cr := newCR(guestbookGVK, ns, "visitors", map[string]any{"frontend": map[string]any{"replicaCount": int64(3)}})
+	cr := testenv.NewObject(guestbookGVK, ns, "visitors", map[string]any{"frontend": map[string]any{"replicaCount": int64(3)}})
 	if err := k8s.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
@@ -192,19 +190,7 @@ func TestGuestbook_ServedAsAKind(t *testing.T) {
 // namespace creates a namespace of its own for one test.
 func namespace(t *testing.T) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "dropin-"}}
-	if err := k8s.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
-
-func newCR(gvk schema.GroupVersionKind, ns, name string, spec map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetGroupVersionKind(gvk)
-	u.SetNamespace(ns)
-	u.SetName(name)
-	return u
+	return testenv.Namespace(t, k8s, "dropin-")
 }
 
 func patch(t *testing.T, cr *unstructured.Unstructured, body string) {
@@ -235,15 +221,7 @@ func condition(cr *unstructured.Unstructured, typ string) (*metav1.Condition, er
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(cr), u); err != nil {
 		return nil, err
 	}
-	raw, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	var conds []metav1.Condition
-	for _, r := range raw {
-		var c metav1.Condition
-		if m, ok := r.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
-			conds = append(conds, c)
-		}
-	}
-	c := meta.FindStatusCondition(conds, typ)
+	c := testenv.Condition(u, typ)
 	if c == nil {
 		return nil, fmt.Errorf("no %s condition (status: %v)", typ, u.Object["status"])
 	}

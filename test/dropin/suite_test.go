@@ -14,14 +14,12 @@ import (
 	"os"
 	"testing"
 
-	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rudder-operator/rudder/internal/cli"
 	"github.com/rudder-operator/rudder/internal/manager"
@@ -78,11 +76,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	level := zapcore.Level(2) // quiet unless RUDDER_TEST_VERBOSE is set
-	if os.Getenv("RUDDER_TEST_VERBOSE") != "" {
-		level = zapcore.DebugLevel
-	}
-	log := zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(level))
+	log := testenv.Logger()
 	ctrl.SetLogger(log)
 	mgr, err := manager.New(manager.Options{Config: cfg, WatchesFile: watchesFile, MetricsAddr: "0", ProbeAddr: "0"}, log)
 	if err != nil {
