@@ -9,6 +9,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/hooks/backup"
 	"github.com/rudder-operator/rudder/internal/hooks/password"
 	"github.com/rudder-operator/rudder/internal/hooks/version"
+	"github.com/rudder-operator/rudder/internal/hooks/volume"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -20,6 +21,7 @@ func builtinHooks(mgr ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
 	ver := &version.Hook{Container: "postgres"}
 	bak := &backup.Hook{}
 	restore := &backup.Restore{}
+	vol := &volume.Hook{}
 	if mgr != nil {
 		// Secrets and pods are read from the API server: caching every Secret
 		// would hold every Helm release in memory, and every pod, a cluster.
@@ -27,9 +29,10 @@ func builtinHooks(mgr ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
 		ver.Reader = mgr.GetAPIReader()
 		bak.Client, bak.Reader = mgr.GetClient(), mgr.GetAPIReader()
 		restore.Client, restore.Reader = mgr.GetClient(), mgr.GetAPIReader()
+		vol.Client, vol.Reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
 	r := &hook.Registry{}
-	for _, h := range append([]hook.Hook{pw, ver, bak, restore}, extra...) {
+	for _, h := range append([]hook.Hook{pw, ver, bak, restore, vol}, extra...) {
 		if err := r.Add(h); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,155 @@
+package volume
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/testenv"
+)
+
+var k8s client.Client
+
+func TestMain(m *testing.M) {
+	env, cfg, err := testenv.Start()
+	if err != nil {
+		panic(err)
+	}
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	code := 1
+	if err == nil {
+		code = m.Run()
+	}
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+// boundClaim makes the claim data-<db>-0 of size, bound to a volume of
+// StorageClass class, as the StatefulSet and the provisioner leave it.
+func boundClaim(t *testing.T, ns, db, class, size string) {
+	t.Helper()
+	ctx := context.Background()
+	q := resource.MustParse(size)
+	name := "data-" + db + "-0"
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: q},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + name}},
+			StorageClassName:              class,
+			ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: name},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
+		},
+	}
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: q}},
+			StorageClassName: ptr.To(class),
+			VolumeName:       pv.Name,
+		},
+	}
+	for _, o := range []client.Object{pv, pvc} {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: q},
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}}
+	if err := k8s.Status().Update(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func storageClass(t *testing.T, name string, expandable bool) {
+	t.Helper()
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: "example.com/disk",
+		AllowVolumeExpansion: ptr.To(expandable)}
+	if err := k8s.Create(context.Background(), sc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func database(t *testing.T, size string) *unstructured.Unstructured {
+	t.Helper()
+	ns := testenv.Namespace(t, k8s, "vol-")
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storageSize": size}}}
+	u.SetNamespace(ns)
+	u.SetName("orders")
+	return u
+}
+
+func TestHook_GrowsTheDataClaim(t *testing.T) {
+	ctx := context.Background()
+	storageClass(t, "expandable", true)
+	h := &Hook{Client: k8s, Reader: k8s}
+	db := database(t, "1Gi")
+
+	res, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
+	if err != nil || res.Condition.Reason != "NoClaimYet" || res.Condition.Status != metav1.ConditionUnknown {
+		t.Fatalf("before the claim exists: %+v, %v; want Unknown NoClaimYet", res.Condition, err)
+	}
+
+	boundClaim(t, db.GetNamespace(), "orders", "expandable", "1Gi")
+	res, err = h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
+	if err != nil || res.Condition.Status != metav1.ConditionTrue || res.Condition.Reason != "Sized" {
+		t.Fatalf("claim of the spec's size: %+v, %v; want True Sized", res.Condition, err)
+	}
+
+	db.Object["spec"] = map[string]any{"storageSize": "5Gi"}
+	res, err = h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Condition.Status != metav1.ConditionFalse || res.Condition.Reason != "Resizing" ||
+		!strings.Contains(res.Condition.Message, "from 1Gi to 5Gi") || res.RequeueAfter == 0 || res.BlocksReady {
+		t.Errorf("after storageSize grew: %+v (requeue %s, blocks %v); want False Resizing from 1Gi to 5Gi, polled, not blocking",
+			res.Condition, res.RequeueAfter, res.BlocksReady)
+	}
+	var pvc corev1.PersistentVolumeClaim
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: db.GetNamespace(), Name: "data-orders-0"}, &pvc); err != nil {
+		t.Fatal(err)
+	}
+	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "5Gi" {
+		t.Errorf("claim requests %s, want 5Gi", got.String())
+	}
+
+	// The storage provider expanded the volume.
+	pvc.Status.Capacity[corev1.ResourceStorage] = resource.MustParse("5Gi")
+	if err := k8s.Status().Update(ctx, &pvc); err != nil {
+		t.Fatal(err)
+	}
+	res, err = h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
+	if err != nil || res.Condition.Status != metav1.ConditionTrue || !strings.Contains(res.Condition.Message, "has 5Gi") {
+		t.Errorf("after the expansion: %+v, %v; want True, 5Gi", res.Condition, err)
+	}
+}
+
+func TestHook_ReportsARefusedExpansion(t *testing.T) {
+	ctx := context.Background()
+	storageClass(t, "fixed", false)
+	h := &Hook{Client: k8s, Reader: k8s}
+	db := database(t, "2Gi")
+	boundClaim(t, db.GetNamespace(), "orders", "fixed", "1Gi")
+
+	res, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
+	if err != nil {
+		t.Fatalf("a refused expansion is reported, not retried as an error: %v", err)
+	}
+	if res.Condition.Status != metav1.ConditionFalse || res.Condition.Reason != "ExpansionRefused" ||
+		!strings.Contains(res.Condition.Message, "allowVolumeExpansion") || res.BlocksReady {
+		t.Errorf("condition %+v (blocks %v); want False ExpansionRefused naming allowVolumeExpansion, not blocking", res.Condition, res.BlocksReady)
+	}
+}
