@@ -1,7 +1,8 @@
 // Package volume is the "volume" hook of the Database kind. A StatefulSet
 // never changes the claims it made (its claim templates are immutable), so
 // growing spec.storageSize would not grow the data; this hook expands the
-// claim data-<name>-0 to spec.storageSize and reports how that goes.
+// claim data-<name>-0 to spec.storageSize, and the backup claim <name>-backup
+// to spec.backup.storageSize, and reports how that goes.
 package volume
 
 import (
@@ -53,21 +54,61 @@ func (*Hook) Condition() string { return Condition }
 func (*Hook) Finalize(context.Context, *unstructured.Unstructured) error { return nil }
 
 // Reconcile implements hook.Hook. It never blocks the release or readiness:
-// the database serves, on the smaller volume, while the claim grows.
+// the database serves, on the smaller volume, while a claim grows.
 func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, values map[string]any) (hook.Result, error) {
-	size, _, _ := unstructured.NestedString(values, "storageSize")
+	ns := obj.GetNamespace()
+	data, err := h.size(ctx, ns, "data-"+obj.GetName()+"-0", "spec.storageSize", values, "storageSize")
+	if err != nil {
+		return hook.Result{}, err
+	}
+	worst := data
+	// The backup hook makes the backup claim at the size the spec had then.
+	if _, set, _ := unstructured.NestedString(values, "backup", "storageSize"); set {
+		backups, err := h.size(ctx, ns, obj.GetName()+"-backup", "spec.backup.storageSize", values, "backup", "storageSize")
+		if err != nil {
+			return hook.Result{}, err
+		}
+		if backups.rank > worst.rank {
+			worst = backups
+		}
+		if backups.reason != reasonNoClaim {
+			worst.message = data.message + "; " + backups.message
+		}
+	}
+	return hook.Result{
+		Condition:    metav1.Condition{Status: worst.status, Reason: worst.reason, Message: worst.message},
+		RequeueAfter: worst.poll,
+	}, nil
+}
+
+const reasonNoClaim = "NoClaimYet"
+
+// sizing is where one claim stands against the size its spec field asks;
+// the higher its rank, the more it needs saying.
+type sizing struct {
+	rank    int
+	status  metav1.ConditionStatus
+	reason  string
+	message string
+	poll    time.Duration
+}
+
+// size expands claim name to the quantity at path in values (spec field
+// field) when it asks for less, and says where it stands.
+func (h *Hook) size(ctx context.Context, ns, name, field string, values map[string]any, path ...string) (sizing, error) {
+	size, _, _ := unstructured.NestedString(values, path...)
 	want, err := resource.ParseQuantity(size)
 	if err != nil {
-		return hook.Result{}, fmt.Errorf("spec.storageSize %q is not a quantity: %w", size, err)
+		return sizing{}, fmt.Errorf("%s %q is not a quantity: %w", field, size, err)
 	}
-	name := "data-" + obj.GetName() + "-0"
 	var claim corev1.PersistentVolumeClaim
-	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, &claim)
+	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &claim)
 	if apierrors.IsNotFound(err) {
-		return result(metav1.ConditionUnknown, "NoClaimYet", fmt.Sprintf("The StatefulSet has not made claim %s yet", name), 0), nil
+		return sizing{rank: 1, status: metav1.ConditionUnknown, reason: reasonNoClaim,
+			message: fmt.Sprintf("Claim %s does not exist yet", name)}, nil
 	}
 	if err != nil {
-		return hook.Result{}, fmt.Errorf("reading claim %s: %w", name, err)
+		return sizing{}, fmt.Errorf("reading claim %s: %w", name, err)
 	}
 
 	requested := claim.Spec.Resources.Requests[corev1.ResourceStorage]
@@ -80,12 +121,11 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 		err := h.Client.Patch(ctx, &claim, patch)
 		switch {
 		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
-			return result(metav1.ConditionFalse, "ExpansionRefused", fmt.Sprintf(
-				"Claim %s cannot grow from %s to %s (spec.storageSize): %s. The claim must be bound and its StorageClass "+
-					"must allow volume expansion (allowVolumeExpansion: true)", name, requested.String(), want.String(),
-				err.Error()), refusedPoll), nil
+			return sizing{rank: 3, status: metav1.ConditionFalse, reason: "ExpansionRefused", poll: refusedPoll, message: fmt.Sprintf(
+				"Claim %s cannot grow from %s to %s (%s): %s. The claim must be bound and its StorageClass must allow "+
+					"volume expansion (allowVolumeExpansion: true)", name, requested.String(), want.String(), field, err.Error())}, nil
 		case err != nil:
-			return hook.Result{}, fmt.Errorf("expanding claim %s to %s: %w", name, want.String(), err)
+			return sizing{}, fmt.Errorf("expanding claim %s to %s: %w", name, want.String(), err)
 		}
 		requested = want
 	}
@@ -95,18 +135,11 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 		msg := fmt.Sprintf("Claim %s is being expanded from %s to %s", name, capacity.String(), requested.String())
 		for _, c := range claim.Status.Conditions {
 			if c.Status == corev1.ConditionTrue && c.Message != "" {
-				msg += "; " + string(c.Type) + ": " + c.Message
+				msg += " (" + string(c.Type) + ": " + c.Message + ")"
 			}
 		}
-		return result(metav1.ConditionFalse, "Resizing", msg, resizePoll), nil
+		return sizing{rank: 2, status: metav1.ConditionFalse, reason: "Resizing", message: msg, poll: resizePoll}, nil
 	}
-	return result(metav1.ConditionTrue, "Sized",
-		fmt.Sprintf("Claim %s has %s (spec.storageSize %s)", name, capacity.String(), want.String()), 0), nil
-}
-
-func result(status metav1.ConditionStatus, reason, message string, poll time.Duration) hook.Result {
-	return hook.Result{
-		Condition:    metav1.Condition{Status: status, Reason: reason, Message: message},
-		RequeueAfter: poll,
-	}
+	return sizing{status: metav1.ConditionTrue, reason: "Sized",
+		message: fmt.Sprintf("Claim %s has %s (%s %s)", name, capacity.String(), field, want.String())}, nil
 }

@@ -34,13 +34,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// boundClaim makes the claim data-<db>-0 of size, bound to a volume of
+// boundClaim makes the claim name of size, bound to a volume of
 // StorageClass class, as the StatefulSet and the provisioner leave it.
-func boundClaim(t *testing.T, ns, db, class, size string) {
+func boundClaim(t *testing.T, ns, name, class, size string) {
 	t.Helper()
 	ctx := context.Background()
 	q := resource.MustParse(size)
-	name := "data-" + db + "-0"
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
 		Spec: corev1.PersistentVolumeSpec{
@@ -102,7 +101,7 @@ func TestHook_GrowsTheDataClaim(t *testing.T) {
 		t.Fatalf("before the claim exists: %+v, %v; want Unknown NoClaimYet", res.Condition, err)
 	}
 
-	boundClaim(t, db.GetNamespace(), "orders", "expandable", "1Gi")
+	boundClaim(t, db.GetNamespace(), "data-orders-0", "expandable", "1Gi")
 	res, err = h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
 	if err != nil || res.Condition.Status != metav1.ConditionTrue || res.Condition.Reason != "Sized" {
 		t.Fatalf("claim of the spec's size: %+v, %v; want True Sized", res.Condition, err)
@@ -142,7 +141,7 @@ func TestHook_ReportsARefusedExpansion(t *testing.T) {
 	storageClass(t, "fixed", false)
 	h := &Hook{Client: k8s, Reader: k8s}
 	db := database(t, "2Gi")
-	boundClaim(t, db.GetNamespace(), "orders", "fixed", "1Gi")
+	boundClaim(t, db.GetNamespace(), "data-orders-0", "fixed", "1Gi")
 
 	res, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
 	if err != nil {
@@ -151,5 +150,31 @@ func TestHook_ReportsARefusedExpansion(t *testing.T) {
 	if res.Condition.Status != metav1.ConditionFalse || res.Condition.Reason != "ExpansionRefused" ||
 		!strings.Contains(res.Condition.Message, "allowVolumeExpansion") || res.BlocksReady {
 		t.Errorf("condition %+v (blocks %v); want False ExpansionRefused naming allowVolumeExpansion, not blocking", res.Condition, res.BlocksReady)
+	}
+}
+
+func TestHook_GrowsTheBackupClaimToo(t *testing.T) {
+	ctx := context.Background()
+	storageClass(t, "expandable-backups", true)
+	h := &Hook{Client: k8s, Reader: k8s}
+	db := database(t, "1Gi")
+	db.Object["spec"] = map[string]any{"storageSize": "1Gi", "backup": map[string]any{"storageSize": "3Gi"}}
+	boundClaim(t, db.GetNamespace(), "data-orders-0", "expandable-backups", "1Gi")
+	boundClaim(t, db.GetNamespace(), "orders-backup", "expandable-backups", "2Gi")
+
+	res, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Condition.Reason != "Resizing" || !strings.Contains(res.Condition.Message, "orders-backup is being expanded from 2Gi to 3Gi") ||
+		!strings.Contains(res.Condition.Message, "data-orders-0 has 1Gi") {
+		t.Errorf("condition %+v; want Resizing naming both claims", res.Condition)
+	}
+	var pvc corev1.PersistentVolumeClaim
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: db.GetNamespace(), Name: "orders-backup"}, &pvc); err != nil {
+		t.Fatal(err)
+	}
+	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "3Gi" {
+		t.Errorf("backup claim requests %s, want 3Gi", got.String())
 	}
 }
