@@ -221,16 +221,15 @@ func (c *conn) rollback(ctx context.Context, out io.Writer, obj *unstructured.Un
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	release, newest := revs[0].Name, revs[0].Revision // History is newest first
 	for {
-		if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		msg, done, err := c.rolledBack(ctx, obj, release, newest, to)
+		if err != nil {
 			return err
 		}
-		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-		for _, raw := range conds {
-			if m, ok := raw.(map[string]any); ok && m["type"] == reconcile.ConditionReleased && m["reason"] == reconcile.ReasonRolledBack {
-				p.printf("%s\n", m["message"])
-				return p.err
-			}
+		if done {
+			p.printf("%s\n", msg)
+			return p.err
 		}
 		select {
 		case <-ctx.Done():
@@ -238,6 +237,39 @@ func (c *conn) rollback(ctx context.Context, out io.Writer, obj *unstructured.Un
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// rolledBack reports whether the rollback to revision `to` asked for when
+// the newest revision was `newest` is done: a newer revision made for it is
+// deployed, and the resource's status shows it as Released. It returns the
+// Released condition's message then.
+func (c *conn) rolledBack(ctx context.Context, obj *unstructured.Unstructured, release string, newest, to int) (string, bool, error) {
+	revs, err := c.helm.History(obj.GetNamespace(), release)
+	if err != nil {
+		return "", false, err
+	}
+	made := 0
+	for _, r := range revs {
+		if r.Revision > newest && r.Status == "deployed" && r.Labels[reconcile.LabelRollbackTo] == strconv.Itoa(to) {
+			made = r.Revision
+		}
+	}
+	if made == 0 {
+		return "", false, nil
+	}
+	if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return "", false, err
+	}
+	if rev, _, _ := unstructured.NestedInt64(obj.Object, "status", "release", "revision"); rev != int64(made) {
+		return "", false, nil
+	}
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, raw := range conds {
+		if m, ok := raw.(map[string]any); ok && m["type"] == reconcile.ConditionReleased && m["status"] == "True" {
+			return fmt.Sprint(m["message"]), true, nil
+		}
+	}
+	return "", false, nil
 }
 
 // previous returns the newest revision older than the newest deployed one.

@@ -129,6 +129,16 @@ func TestRun_HistoryAndRollback(t *testing.T) {
 		t.Errorf("history after the rollback:\n%s", h)
 	}
 
+	// A second rollback while held on the first waits for its own revision,
+	// not the first one's status.
+	out.Reset()
+	if err := Run(ctx, []string{"rollback", "webapps/shop", "--to", "1", "-n", ns.Name, "--wait", "1m"}, &out, cfg); err != nil {
+		t.Fatalf("second rollback: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "Rolled back to revision 1") || !strings.Contains(history(), "Rollback to 1") {
+		t.Errorf("second rollback said:\n%s\nhistory:\n%s", out.String(), history())
+	}
+
 	errs := []struct {
 		args []string
 		want string

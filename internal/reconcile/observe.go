@@ -65,6 +65,12 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 			break
 		}
 	}
+	for i := range hist {
+		if hist[i].Status == "deployed" || hist[i].Status == "superseded" {
+			o.facts.everDeployed = true
+			break
+		}
+	}
 	o.facts.ours = newestByRudder(hist)
 	o.facts.previous = previousDeployed(hist, o.facts.deployed)
 	o.facts.remediation, o.facts.outOfBand = r.Watch.Remediation, r.Watch.OutOfBand

@@ -18,9 +18,12 @@ import (
 
 // writtenByRudder reports whether rudder wrote rev: its LabelRevision is its
 // own number. helm upgrade and helm rollback copy an older revision's labels,
-// LabelRevision included, so theirs carry another number.
+// LabelRevision included, so theirs carry another number. A rollback rudder
+// made carries its own number in LabelRollbackAs from the start, which
+// counts too: rudder may have stopped before it relabeled the revision.
 func writtenByRudder(rev *storage.Revision) bool {
-	return rev.Labels[LabelRevision] == strconv.Itoa(rev.Number)
+	own := strconv.Itoa(rev.Number)
+	return rev.Labels[LabelRevision] == own || rev.Labels[LabelRollbackAs] == own
 }
 
 // newestByRudder returns the newest revision of history rudder wrote.

@@ -19,7 +19,7 @@ const (
 	stepWait         step = "wait"          // another writer's operation is pending, or storage has not caught up with ours
 	stepUnlock       step = "unlock"        // a rudder process that is gone left the newest revision pending
 	stepInstall      step = "install"       // nothing is stored yet
-	stepReinstall    step = "reinstall"     // no revision was ever deployed and the last try failed
+	stepReinstall    step = "reinstall"     // no revision was ever deployed (none is superseded) and the last try failed
 	stepUpgrade      step = "upgrade"       // the deployed revision's values or chart are not the wanted ones
 	stepHold         step = "hold"          // these values and this chart failed too often: wait for a change
 	stepNone         step = "none"          // the release is up to date: repair drift, assess readiness
@@ -46,10 +46,15 @@ type facts struct {
 	want      digests
 	latest    *storage.Revision // newest stored revision, nil when none
 	deployed  *storage.Revision // newest deployed revision, nil when none
-	caughtUp  bool              // storage shows the result of our last action
-	failures  int               // failed tries for `want` in a row
-	retryIn   time.Duration     // time left before the next try is allowed
-	self      string            // this process's LabelHolder value
+	// everDeployed is set when a stored revision is or was deployed: an
+	// upgrade canceled half-way (SIGTERM) can leave none deployed, and such
+	// a release is upgraded (Helm upgrades from the last failed revision),
+	// never uninstalled and installed again.
+	everDeployed bool
+	caughtUp     bool          // storage shows the result of our last action
+	failures     int           // failed tries for `want` in a row
+	retryIn      time.Duration // time left before the next try is allowed
+	self         string        // this process's LabelHolder value
 
 	generation  int64 // the custom resource's metadata.generation
 	rollbackTo  int   // the revision AnnotationRollbackTo asks for; 0 when none
@@ -123,7 +128,7 @@ func plan(f facts) step {
 		return stepWait
 	case f.latest == nil:
 		return stepInstall
-	case f.deployed == nil:
+	case f.deployed == nil && !f.everDeployed:
 		return stepReinstall
 	default:
 		return stepUpgrade

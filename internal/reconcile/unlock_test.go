@@ -9,6 +9,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -117,4 +118,42 @@ func waitsForPending(t *testing.T, name string, labels map[string]string) {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, relName, "1:superseded", "2:failed", "3:deployed")
+}
+
+// TestReconciler_UpgradesAfterACanceledUpgrade: an upgrade canceled
+// half-way (SIGTERM) can leave revision 1 superseded and revision 2 failed,
+// none deployed. The release served before: rudder upgrades it in place,
+// never uninstalls it to install it again.
+func TestReconciler_UpgradesAfterACanceledUpgrade(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "cut", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-cut", "1:deployed")
+	var before appsv1.Deployment
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cut"}, &before); err != nil {
+		t.Fatal(err)
+	}
+
+	// What the canceled upgrade left: 1 superseded, 2 failed.
+	store := forgePending(t, ns, "webapp-cut", nil)
+	for n, status := range map[int]release.Status{1: release.StatusSuperseded, 2: release.StatusFailed} {
+		rel, err := store.Get("webapp-cut", n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel.SetStatus(status, "left by a canceled upgrade")
+		if err := store.Update(rel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No revision serves the spec: rudder upgrades to it at once.
+	waitRevisions(t, ns, "webapp-cut", "1:superseded", "2:superseded", "3:deployed")
+	var after appsv1.Deployment
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cut"}, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.UID != before.UID {
+		t.Error("the Deployment was deleted and created again: the release was reinstalled, not upgraded")
+	}
 }

@@ -12,7 +12,8 @@ import (
 // the kind's current chart, pruning storage to the kind's maxHistory.
 //
 // Precondition: a revision is deployed and its values or chart digest differ
-// from the wanted ones; no operation is pending.
+// from the wanted ones, or none is deployed any more but one was (an upgrade
+// canceled half-way left it superseded); no operation is pending.
 // On success: Released Unknown (Upgrading) and phase Updating until storage
 // shows the revision; event UpgradeSucceeded.
 // On failure: Released False (UpgradeFailed), phase Failed, event
