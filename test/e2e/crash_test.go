@@ -59,7 +59,17 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 		for range 1 + rng.IntN(3) {
 			kinds[w.operate()]++
 		}
-		time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+		// Two kills in three aim at an operation in flight: as soon as a
+		// release shows pending, before a random deadline; the others land
+		// at the deadline, wherever rudder is.
+		deadline := time.Now().Add(time.Duration(rng.IntN(1500)) * time.Millisecond)
+		if aim := rng.IntN(3) > 0; aim {
+			for time.Now().Before(deadline) && len(pendingReleases(t)) == 0 {
+				time.Sleep(20 * time.Millisecond)
+			}
+		} else {
+			time.Sleep(time.Until(deadline))
+		}
 		if err := rudder.kill(); err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +210,30 @@ func (a *crashApp) converged(t *testing.T) error {
 		return fmt.Errorf("WebApp %s: generation %d observed %d, phase %q, %d ready of %d wanted (%s)",
 			a.name, gen, st.ObservedGeneration, st.Phase, st.ReadyReplicas, a.replicas, st.Message)
 	}
-	out, err := run("helm", "get", "values", release, "-n", crashNamespace, "-o", "json")
+	// The deployed revision serves; a newer failed one (an operation a kill
+	// cut short, unlocked) may follow it in history, as after a failed helm
+	// upgrade.
+	if st.Release == nil || st.Release.Status != "deployed" {
+		return fmt.Errorf("WebApp %s: status.release %+v, want a deployed revision", a.name, st.Release)
+	}
+	hist, err := run("helm", "history", release, "-n", crashNamespace, "-o", "json")
+	if err != nil {
+		return err
+	}
+	var revs []struct {
+		Revision int    `json:"revision"`
+		Status   string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(hist), &revs); err != nil {
+		return err
+	}
+	for _, r := range revs {
+		if r.Status == "deployed" && r.Revision != st.Release.Revision {
+			return fmt.Errorf("helm history of %s: revision %d is deployed, status says %d", release, r.Revision, st.Release.Revision)
+		}
+	}
+	out, err := run("helm", "get", "values", release, "-n", crashNamespace, "-o", "json",
+		"--revision", strconv.Itoa(st.Release.Revision))
 	if err != nil {
 		return err
 	}
@@ -210,7 +243,7 @@ func (a *crashApp) converged(t *testing.T) error {
 	}
 	want := map[string]any{"image": a.image, "replicas": float64(a.replicas), "port": float64(80)}
 	if !reflect.DeepEqual(vals, want) {
-		return fmt.Errorf("release %s serves values %v, want the spec %v", release, vals, want)
+		return fmt.Errorf("release %s revision %d serves values %v, want the spec %v", release, st.Release.Revision, vals, want)
 	}
 	image, err := run("kubectl", "get", "deployment", a.name, "-n", crashNamespace, "-o",
 		"jsonpath={.spec.template.spec.containers[0].image} {.status.readyReplicas}")
