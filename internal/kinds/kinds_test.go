@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -297,16 +296,7 @@ func networkRef(ns, name string) *unstructured.Unstructured {
 // revisionsAre checks the revisions Helm stored for a release, as
 // "<revision>:<status>" in any order; none means the release is gone.
 func revisionsAre(ns, release string, want ...string) error {
-	got, err := testenv.Revisions(ctx, k8s, ns, release)
-	if err != nil {
-		return err
-	}
-	want = append([]string{}, want...)
-	sort.Strings(want)
-	if !slices.Equal(got, want) {
-		return fmt.Errorf("release %s has revisions %v, want %v", release, got, want)
-	}
-	return nil
+	return testenv.RevisionsAre(ctx, k8s, ns, release, want...)
 }
 
 func configMapHas(ns, name string, want map[string]string) error {

@@ -115,7 +115,7 @@ func TestGeneratedPassword_NeverLeaks(t *testing.T) {
 	}
 	for _, db := range dbs {
 		testenv.Eventually(t, "release database-"+db.GetName()+" revision 1 deployed", func() error {
-			return revisionsAre(ctx, c.k8s, ns.Name, "database-"+db.GetName(), "1:deployed")
+			return testenv.RevisionsAre(ctx, c.k8s, ns.Name, "database-"+db.GetName(), "1:deployed")
 		})
 		testenv.Eventually(t, "Database "+db.GetName()+" status at revision 1", func() error {
 			return released(ctx, c.k8s, db, 1)
@@ -143,7 +143,7 @@ func TestGeneratedPassword_NeverLeaks(t *testing.T) {
 	}
 	for _, db := range dbs {
 		testenv.Eventually(t, "release database-"+db.GetName()+" revision 2 deployed", func() error {
-			return revisionsAre(ctx, c.k8s, ns.Name, "database-"+db.GetName(), "1:superseded", "2:deployed")
+			return testenv.RevisionsAre(ctx, c.k8s, ns.Name, "database-"+db.GetName(), "1:superseded", "2:deployed")
 		})
 		testenv.Eventually(t, "Database "+db.GetName()+" status at revision 2", func() error {
 			return released(ctx, c.k8s, db, 2)
@@ -175,7 +175,7 @@ func TestGeneratedPassword_NeverLeaks(t *testing.T) {
 			return gone(c.k8s.Get(ctx, client.ObjectKeyFromObject(db), newDatabase(ns.Name, "", nil)))
 		})
 		testenv.Eventually(t, "release database-"+db.GetName()+" gone", func() error {
-			return revisionsAre(ctx, c.k8s, ns.Name, "database-"+db.GetName())
+			return testenv.RevisionsAre(ctx, c.k8s, ns.Name, "database-"+db.GetName())
 		})
 	}
 	// Stopped first, so that the events it still had to send are written
@@ -349,21 +349,6 @@ func patch(t *testing.T, k8s client.Client, db *unstructured.Unstructured, p str
 	if err := k8s.Patch(quiet(t.Context()), ref, client.RawPatch(types.MergePatchType, []byte(p))); err != nil {
 		t.Fatalf("patch Database %s with %s: %v", db.GetName(), p, err)
 	}
-}
-
-// revisionsAre checks the revisions Helm stored for a release, as
-// "<revision>:<status>" in any order; none means the release is gone.
-func revisionsAre(ctx context.Context, k8s client.Client, ns, release string, want ...string) error {
-	got, err := testenv.Revisions(ctx, k8s, ns, release)
-	if err != nil {
-		return err
-	}
-	want = append([]string{}, want...)
-	sort.Strings(want)
-	if !slices.Equal(got, want) {
-		return fmt.Errorf("release %s has revisions %v, want %v", release, got, want)
-	}
-	return nil
 }
 
 // released checks that a Database's status was written from its current

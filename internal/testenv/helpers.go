@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"testing"
 
@@ -25,6 +26,20 @@ func Revisions(ctx context.Context, c client.Client, ns, release string) ([]stri
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// RevisionsAre checks the revisions Helm stored for release as
+// "<revision>:<status>", in any order; none means the release is gone.
+func RevisionsAre(ctx context.Context, c client.Client, ns, release string, want ...string) error {
+	got, err := Revisions(ctx, c, ns, release)
+	if err != nil {
+		return err
+	}
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("release %s has revisions %v, want %v", release, got, want)
+	}
+	return nil
 }
 
 // RunWithManager runs the tests of m while mgr runs, then stops mgr; it
