@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
+	"time"
 
 	"github.com/go-logr/logr"
 	"helm.sh/helm/v3/pkg/action"
@@ -26,6 +28,7 @@ var ErrReleaseNotFound = errors.New("release not found")
 type Getter struct {
 	rcg       *restClientGetter
 	clientset kubernetes.Interface
+	caps      *capabilities
 	log       logr.Logger
 }
 
@@ -40,21 +43,41 @@ func NewGetter(cfg *rest.Config, mapper meta.RESTMapper, log logr.Logger) (*Gett
 	if err != nil {
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
-	return &Getter{rcg: rcg, clientset: cs, log: log}, nil
+	caps := &capabilities{discovery: rcg.discovery, now: time.Now}
+	return &Getter{rcg: rcg, clientset: cs, caps: caps, log: log}, nil
 }
 
 // For returns a Client for the releases stored in namespace ns. A Client is
-// cheap; make one per reconcile and do not share it between goroutines.
+// cheap: it shares the Getter's clientset, discovery and capabilities (read
+// at most once a minute, not once per action as Helm would). Make one per
+// reconcile and do not share it between goroutines.
 func (g *Getter) For(ns string) (*Client, error) {
-	cfg := new(action.Configuration)
-	debug := func(format string, v ...any) { g.log.V(1).Info(fmt.Sprintf(format, v...), "namespace", ns) }
-	if err := cfg.Init(g.rcg.forNamespace(ns), ns, "secret", debug); err != nil {
+	caps, err := g.caps.get()
+	if err != nil {
 		return nil, fmt.Errorf("initializing Helm for namespace %q: %w", ns, err)
 	}
-	if kc, ok := cfg.KubeClient.(*kube.Client); ok {
-		kc.Namespace = ns
+	debug := func(format string, v ...any) { g.log.V(1).Info(fmt.Sprintf(format, v...), "namespace", ns) }
+	rcg := g.rcg.forNamespace(ns)
+	kc := kube.New(rcg)
+	kc.Log, kc.Namespace = debug, ns
+	cfg := &action.Configuration{
+		RESTClientGetter: rcg,
+		KubeClient:       kc,
+		Releases:         g.store(ns, debug),
+		Capabilities:     caps,
+		Log:              debug,
+		HookOutputFunc:   func(_, _, _ string) io.Writer { return io.Discard },
 	}
 	return &Client{cfg: cfg, namespace: ns}, nil
+}
+
+// store returns Helm's Secret storage of namespace ns on the shared clientset.
+func (g *Getter) store(ns string, log func(string, ...any)) *storage.Storage {
+	d := driver.NewSecrets(g.clientset.CoreV1().Secrets(ns))
+	if log != nil {
+		d.Log = log
+	}
+	return storage.Init(countingDriver{d})
 }
 
 // Client runs Helm actions on the releases of one namespace.
@@ -87,6 +110,9 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	in.Namespace = c.namespace
 	in.Labels = withoutNulls(s.Labels)
 	in.PostRenderer = s.PostRenderer
+	// The API server validates every object; Helm's client-side validation
+	// would download and decode the OpenAPI document of each group first.
+	in.DisableOpenAPIValidation = true
 	rel, err := in.RunWithContext(ctx, s.Chart, s.Values)
 	return fromHelm(rel), err
 }
@@ -100,6 +126,7 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 	up.Labels = s.Labels
 	up.PostRenderer = s.PostRenderer
 	up.MaxHistory = s.MaxHistory
+	up.DisableOpenAPIValidation = true // as for Install
 	rel, err := up.RunWithContext(ctx, s.Name, s.Chart, s.Values)
 	return fromHelm(rel), err
 }
@@ -229,8 +256,7 @@ func (c *Client) Unlock(name string, revision int, description string) (bool, er
 // History reads every stored revision of release name in namespace ns,
 // newest first, as `helm history` does.
 func (g *Getter) History(ns, name string) ([]*Release, error) {
-	store := storage.Init(driver.NewSecrets(g.clientset.CoreV1().Secrets(ns)))
-	rels, err := store.History(name)
+	rels, err := g.store(ns, nil).History(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) || (err == nil && len(rels) == 0) {
 		return nil, fmt.Errorf("release %q in namespace %q: %w", name, ns, ErrReleaseNotFound)
 	}
@@ -248,8 +274,7 @@ func (g *Getter) History(ns, name string) ([]*Release, error) {
 // Revision reads one stored revision of release name in namespace ns,
 // manifest included, without building a whole action configuration.
 func (g *Getter) Revision(ns, name string, revision int) (*Release, error) {
-	store := storage.Init(driver.NewSecrets(g.clientset.CoreV1().Secrets(ns)))
-	rel, err := store.Get(name, revision)
+	rel, err := g.store(ns, nil).Get(name, revision)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, fmt.Errorf("release %q revision %d: %w", name, revision, ErrReleaseNotFound)
 	}

@@ -1,0 +1,66 @@
+package helm
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"k8s.io/client-go/discovery"
+)
+
+// capabilitiesTTL is how long the cluster's version and API versions are
+// reused before they are read again: a CRD installed now is seen by charts
+// (.Capabilities.APIVersions.Has) within this time.
+const capabilitiesTTL = time.Minute
+
+// capabilities caches what Helm's templates see as .Capabilities. Helm reads
+// it afresh for every action, invalidating discovery first: at a thousand
+// releases that is a full discovery of the cluster per install or upgrade.
+type capabilities struct {
+	discovery discovery.CachedDiscoveryInterface
+	now       func() time.Time
+
+	mu   sync.Mutex
+	caps *chartutil.Capabilities
+	read time.Time
+}
+
+// get returns a copy of the cached capabilities, reading them again when
+// they are older than capabilitiesTTL.
+func (c *capabilities) get() (*chartutil.Capabilities, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if c.caps == nil || now.Sub(c.read) >= capabilitiesTTL {
+		caps, err := readCapabilities(c.discovery)
+		if err != nil {
+			return nil, err
+		}
+		c.caps, c.read = caps, now
+	}
+	cp := *c.caps
+	cp.APIVersions = append(chartutil.VersionSet(nil), c.caps.APIVersions...)
+	return &cp, nil
+}
+
+// readCapabilities reads the server version and API versions as Helm does.
+func readCapabilities(dc discovery.CachedDiscoveryInterface) (*chartutil.Capabilities, error) {
+	dc.Invalidate()
+	version, err := dc.ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("reading the Kubernetes version: %w", err)
+	}
+	// A registered but unavailable API service fails discovery of its group
+	// only; the others are still listed, as Helm does.
+	apiVersions, err := action.GetVersionSet(dc)
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, fmt.Errorf("reading the cluster's API versions: %w", err)
+	}
+	return &chartutil.Capabilities{
+		APIVersions: apiVersions,
+		KubeVersion: chartutil.KubeVersion{Version: version.GitVersion, Major: version.Major, Minor: version.Minor},
+		HelmVersion: chartutil.DefaultCapabilities.HelmVersion,
+	}, nil
+}
