@@ -17,6 +17,7 @@ func main() {
 	var opts manager.Options
 	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `address of the metrics endpoint; "0" turns it off`)
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	flag.StringVar(&opts.PprofAddr, "pprof-bind-address", "", `address of Go's profiles (/debug/pprof/), e.g. "127.0.0.1:6060"; empty: off`)
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "reconcile only while holding the leader lease (for several replicas)")
 	flag.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease (default: rudder's own, in a cluster)")
 	flag.StringVar(&opts.WatchesFile, "watches-file", "", "watches file on disk, charts relative to it (default: the embedded watches.yaml and charts)")

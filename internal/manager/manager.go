@@ -22,6 +22,7 @@ import (
 
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -72,12 +73,16 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		Logger:                        log,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.ProbeAddr,
+		PprofBindAddress:              opts.PprofAddr,
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              "rudder.rudder.dev",
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       &opts.GracefulShutdown,
-		Cache:                         cache.Options{DefaultNamespaces: namespaces},
+		Cache: cache.Options{
+			DefaultNamespaces: namespaces,
+			DefaultTransform:  cache.TransformStripManagedFields(),
+		},
 		// Custom resources and the objects of releases are read as
 		// unstructured objects; read them from the cache too.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
@@ -97,6 +102,15 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err := mgr.Add(store); err != nil {
 		return nil, err
 	}
+	dependents, err := owner.NewCache(cfg, cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultNamespaces: namespaces,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(dependents); err != nil {
+		return nil, err
+	}
 	hg, err := helm.NewGetter(cfg, mgr.GetRESTMapper(), log.WithName("helm"))
 	if err != nil {
 		return nil, err
@@ -112,14 +126,16 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 			return nil, err // checkHooks saw to the names
 		}
 		r := &reconcile.Reconciler{
-			Watch:    w,
-			Hooks:    hooks,
-			Holder:   holder,
-			Client:   mgr.GetClient(),
-			Storage:  store,
-			Helm:     hg,
-			Mapper:   mgr.GetRESTMapper(),
-			Recorder: mgr.GetEventRecorder("rudder"),
+			Watch:      w,
+			Hooks:      hooks,
+			Holder:     holder,
+			Client:     mgr.GetClient(),
+			Storage:    store,
+			Dependents: dependents,
+			APIReader:  mgr.GetAPIReader(),
+			Helm:       hg,
+			Mapper:     mgr.GetRESTMapper(),
+			Recorder:   mgr.GetEventRecorder("rudder"),
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, err
@@ -128,7 +144,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr.GetCache(), store)); err != nil {
+	if err := mgr.AddReadyzCheck("caches", cachesSynced(mgr.GetCache(), store, dependents)); err != nil {
 		return nil, err
 	}
 	return mgr, nil

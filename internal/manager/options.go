@@ -15,6 +15,9 @@ type Options struct {
 	MetricsAddr string
 	// ProbeAddr is where /healthz and /readyz are served. Default ":8081".
 	ProbeAddr string
+	// PprofAddr is where Go's profiles are served (/debug/pprof/); default
+	// "": not served. Bind it to a loopback address ("127.0.0.1:6060").
+	PprofAddr string
 	// LeaderElection makes the manager reconcile only while it holds the
 	// leader lease, so that several replicas can run. Default false.
 	LeaderElection bool

@@ -62,7 +62,7 @@ metadata:
   annotations:
     helm.sh/resource-policy: keep
 `
-	out, err := PostRenderer{Owner: owner(), Mapper: mapper()}.Run(bytes.NewBufferString(in))
+	out, err := PostRenderer{Owner: owner(), Release: "webapp-front", Mapper: mapper()}.Run(bytes.NewBufferString(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +90,9 @@ metadata:
 			refs := tt.obj.GetOwnerReferences()
 			if hasRef := len(refs) == 1 && refs[0].UID == "uid-1" && *refs[0].Controller; hasRef != tt.wantRef {
 				t.Errorf("owner references %v, want one: %v", refs, tt.wantRef)
+			}
+			if got := tt.obj.GetLabels()[LabelRelease]; got != "webapp-front" {
+				t.Errorf("label %s = %q, want webapp-front: the dependents cache selects on it", LabelRelease, got)
 			}
 			_, hasAnnot := tt.obj.GetAnnotations()[Annotation]
 			if hasAnnot != tt.wantAnnot {

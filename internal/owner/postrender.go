@@ -13,15 +13,18 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 )
 
-// PostRenderer marks every rendered object as owned by Owner. Namespaced
+// PostRenderer marks every rendered object as owned by Owner and labels it
+// with LabelRelease. Namespaced
 // objects in Owner's namespace get a controller owner reference, so the
 // garbage collector removes them with their custom resource and watches find
 // their owner; every other object gets the Annotation instead, and so does an
 // object the chart keeps (helm.sh/resource-policy: keep), which the garbage
 // collector must not take away after Helm's uninstall left it.
 type PostRenderer struct {
-	Owner  *unstructured.Unstructured
-	Mapper meta.RESTMapper
+	Owner *unstructured.Unstructured
+	// Release is the name of the release being rendered.
+	Release string
+	Mapper  meta.RESTMapper
 }
 
 // Run implements Helm's postrender.PostRenderer.
@@ -44,6 +47,7 @@ func (p PostRenderer) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 }
 
 func (p PostRenderer) mark(obj *unstructured.Unstructured) {
+	Stamp(obj, p.Release)
 	ns := obj.GetNamespace()
 	keep := manifestutil.HasResourcePolicyKeep(obj.GetAnnotations())
 	if !keep && p.namespaced(obj) && (ns == "" || ns == p.Owner.GetNamespace()) {

@@ -46,7 +46,7 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		Values:       o.values,
 		Labels:       r.labels(o, a.clear),
 		MaxHistory:   r.Watch.MaxHistory,
-		PostRenderer: owner.PostRenderer{Owner: o.obj, Mapper: r.Mapper},
+		PostRenderer: owner.PostRenderer{Owner: o.obj, Release: o.release.Name, Mapper: r.Mapper},
 	}
 	exp := expectation{at: r.now()}
 	if o.facts.latest != nil {
@@ -58,6 +58,7 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		exp.revision = rel.Revision
 		r.expect.set(o.key, exp)
 		rel = r.mark(ctx, hc, rel)
+		r.revisions.remember(o.release, rel)
 	}
 	if err != nil {
 		msg := err.Error()
@@ -77,7 +78,9 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, a.succeeded, a.verb, "%s revision %d of release %s (chart %s-%s)",
 		pastTense(a.verb), rel.Revision, rel.Name, rel.Chart, rel.ChartVersion)
 	o.outcome = &outcome{phase: a.phase, reason: a.running, message: fmt.Sprintf("Revision %d applied; checking its objects", rel.Revision)}
-	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
+	// The storage Secrets Helm wrote are watched: their events bring the
+	// next reconcile, once the cache shows them.
+	return ctrl.Result{}, nil
 }
 
 // labels returns the labels of the revision act writes: the digests it is

@@ -22,14 +22,18 @@ func (r *Reconciler) repair(ctx context.Context, o *observation, want, live *uns
 	if live == nil {
 		obj := want.DeepCopy()
 		err := r.Client.Create(ctx, obj)
-		if apierrors.IsAlreadyExists(err) {
-			return r.live(ctx, want) // the cache was behind: nothing was missing
+		if err == nil {
+			r.repaired(ctx, o, want, "deleted")
+			return obj, nil
 		}
-		if err != nil {
+		if !apierrors.IsAlreadyExists(err) {
 			return nil, r.repairFailed(o, ref, err)
 		}
-		r.repaired(ctx, o, want, "deleted")
-		return obj, nil
+		// The cache was behind, or the object lacks the label the cache
+		// selects on (an older rudder wrote it): read it from the API server.
+		if live, err = r.read(ctx, r.APIReader, want); live == nil || err != nil {
+			return live, err
+		}
 	}
 	if !drifted(want, live) {
 		return live, nil

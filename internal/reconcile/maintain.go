@@ -59,12 +59,17 @@ func (r *Reconciler) assess(ctx context.Context, o *observation, repair bool) {
 	o.health = &h
 }
 
-// live reads the live counterpart of want from the cache; nil when it does
-// not exist.
+// live reads the live counterpart of want from the cache of the releases'
+// objects; nil when it is not there.
 func (r *Reconciler) live(ctx context.Context, want *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return r.read(ctx, r.Dependents, want)
+}
+
+// read reads the counterpart of want with reader; nil when it does not exist.
+func (r *Reconciler) read(ctx context.Context, reader client.Reader, want *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(want.GroupVersionKind())
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), live)
+	err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

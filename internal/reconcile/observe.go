@@ -43,10 +43,6 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.release = types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Watch.ReleaseName(obj.GetName())}
 	o.values, o.facts.valuesErr = values.For(obj, r.Watch.OverrideValues)
 	o.facts.deleting = !obj.GetDeletionTimestamp().IsZero()
-	if o.facts.valuesErr == nil && !o.facts.deleting {
-		r.runHooks(ctx, o)
-	}
-	o.facts.want = digests{values: values.Digest(o.values), chart: r.chartDigest}
 	o.facts.self = r.Holder
 	o.facts.paused = obj.GetAnnotations()[AnnotationPaused] == "true"
 
@@ -55,6 +51,14 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 		return nil, err
 	}
 	o.history = hist
+	now := r.now()
+	o.facts.caughtUp = r.expect.caughtUp(o.key, hist, now)
+	// Hooks are not run while storage catches up with our last action: that
+	// wait writes nothing and ends at the next event of the release.
+	if o.facts.valuesErr == nil && !o.facts.deleting && o.facts.caughtUp {
+		r.runHooks(ctx, o)
+	}
+	o.facts.want = digests{values: values.Digest(o.values), chart: r.chartDigest}
 	r.revisions.prune(o.release, hist)
 	for i := range hist {
 		if o.facts.latest == nil {
@@ -77,8 +81,6 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.facts.generation = obj.GetGeneration()
 	o.facts.rollbackTo, o.facts.rollbackErr = rollbackRequest(obj)
 	o.facts.rolledBackAt = rolledBackAt(hist, o.facts.rollbackTo)
-	now := r.now()
-	o.facts.caughtUp = r.expect.caughtUp(o.key, hist, now)
 	o.failure = r.failures.get(o.key, o.facts.want)
 	o.facts.failures, o.facts.retryIn = o.failure.count, o.failure.retryIn(now)
 	o.facts.remediationFailed = o.failure.reason == ReasonRemediationFailed

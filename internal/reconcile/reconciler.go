@@ -37,6 +37,12 @@ type Reconciler struct {
 	// the reconciler reads release history from it, and a change of a
 	// release's Secrets, by rudder or by hand, reconciles its custom resource.
 	Storage cache.Cache
+	// Dependents caches the objects of the releases (owner.NewCache): the
+	// reconciler reads them from it and watches their kinds through it.
+	Dependents cache.Cache
+	// APIReader reads from the API server, for the rare object the caches
+	// cannot show.
+	APIReader client.Reader
 	// Helm runs Helm actions and reads stored revisions.
 	Helm *helm.Getter
 	// Mapper tells namespaced kinds from cluster-scoped ones.
@@ -114,7 +120,7 @@ func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Res
 		return r.upgrade(ctx, o)
 	case stepWait:
 		// Only a wait for storage to catch up has nothing new to say.
-		o.done = o.facts.retryIn == 0 && (o.facts.latest == nil || !isPending(o.facts.latest.Status))
+		o.done = !o.facts.caughtUp || o.facts.retryIn == 0 && (o.facts.latest == nil || !isPending(o.facts.latest.Status))
 		return ctrl.Result{RequeueAfter: r.waitFor(o)}, nil
 	case stepNone:
 		return r.maintain(ctx, o)
@@ -141,7 +147,9 @@ func (r *Reconciler) waitFor(o *observation) time.Duration {
 	case o.facts.latest != nil && isPending(o.facts.latest.Status):
 		return 5 * time.Second
 	default:
-		return 250 * time.Millisecond
+		// Storage has not caught up with our last action: the event of its
+		// Secret ends the wait; the expectation expires at the latest.
+		return expectationTTL
 	}
 }
 
@@ -188,6 +196,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return fmt.Errorf("kind %s: building controller: %w", r.Watch.GVK.Kind, err)
 	}
-	r.watcher = &dependentWatcher{ctrl: c, cache: mgr.GetCache(), owner: r.Watch.GVK.GroupKind(), enabled: r.Watch.WatchDependentResources}
+	r.watcher = &dependentWatcher{ctrl: c, cache: r.Dependents, owner: r.Watch.GVK.GroupKind(), enabled: r.Watch.WatchDependentResources}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
@@ -25,6 +26,31 @@ type revisions struct {
 	mu      sync.Mutex
 	m       map[types.NamespacedName]map[types.UID]*revision // by release, then storage Secret
 	entries map[types.NamespacedName]map[types.UID]HistoryEntry
+	// written holds the revision this process wrote last, by release, until
+	// storage shows it: what Helm just encoded need not be read back.
+	written map[types.NamespacedName]*helm.Release
+}
+
+// remember keeps rel, just written, to answer the first get of its revision.
+func (c *revisions) remember(key types.NamespacedName, rel *helm.Release) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.written == nil {
+		c.written = map[types.NamespacedName]*helm.Release{}
+	}
+	c.written[key] = rel
+}
+
+// takeWritten returns the remembered revision when rev is it: same number,
+// same holder and revision mark.
+func (c *revisions) takeWritten(key types.NamespacedName, rev storage.Revision) *helm.Release {
+	rel := c.written[key]
+	if rel == nil || rel.Revision != rev.Number || rev.Labels[LabelHolder] == "" ||
+		rel.Labels[LabelHolder] != rev.Labels[LabelHolder] || rel.Labels[LabelRevision] != rev.Labels[LabelRevision] {
+		return nil
+	}
+	delete(c.written, key)
+	return rel
 }
 
 // entry returns the history entry of revision rev of release key.
@@ -60,13 +86,16 @@ func (c *revisions) entry(h *helm.Getter, key types.NamespacedName, rev storage.
 func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.NamespacedName, rev storage.Revision) (*revision, error) {
 	c.mu.Lock()
 	r, ok := c.m[key][rev.UID]
+	rel := c.takeWritten(key, rev)
 	c.mu.Unlock()
 	if ok {
 		return r, nil
 	}
-	rel, err := h.Revision(key.Namespace, key.Name, rev.Number)
-	if err != nil {
-		return nil, err
+	if rel == nil {
+		var err error
+		if rel, err = h.Revision(key.Namespace, key.Name, rev.Number); err != nil {
+			return nil, err
+		}
 	}
 	objs, err := rel.Objects()
 	if err != nil {
@@ -76,6 +105,9 @@ func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.Namesp
 		if o.GetNamespace() == "" && namespaced(mapper, o) {
 			o.SetNamespace(key.Namespace)
 		}
+		// A revision written before rudder labelled its objects: the label
+		// is then put back as drift, and the object enters the cache.
+		owner.Stamp(o, key.Name)
 	}
 	r = &revision{Release: rel, objects: objs}
 	c.mu.Lock()
@@ -97,6 +129,7 @@ func (c *revisions) prune(key types.NamespacedName, history []storage.Revision) 
 	if len(history) == 0 {
 		delete(c.m, key)
 		delete(c.entries, key)
+		delete(c.written, key)
 		return
 	}
 	keep := make(map[types.UID]bool, len(history))

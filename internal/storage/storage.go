@@ -35,14 +35,24 @@ type Revision struct {
 	UID types.UID
 }
 
+// indexRelease indexes the storage cache by release name (Helm's label
+// name), so that reading one release's history does not scan every revision
+// of its namespace.
+const indexRelease = "rudder.dev/release"
+
 // NewCache returns a cache holding only the metadata of Helm's storage Secrets
-// (label owner=helm). Add it to the manager so that it starts and syncs before
-// the controllers.
+// (label owner=helm), without managed fields, indexed by release. Add it to
+// the manager so that it starts and syncs before the controllers.
 func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 	opts.DefaultLabelSelector = labels.SelectorFromSet(labels.Set{labelOwner: ownerHelm})
+	opts.DefaultTransform = cache.TransformStripManagedFields()
 	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the release storage cache: %w", err)
+	}
+	byRelease := func(o client.Object) []string { return []string{o.GetLabels()[labelName]} }
+	if err := c.IndexField(context.Background(), Object(), indexRelease, byRelease); err != nil {
+		return nil, fmt.Errorf("indexing the release storage cache: %w", err)
 	}
 	return c, nil
 }
@@ -54,12 +64,12 @@ func Object() client.Object {
 	return o
 }
 
-// History lists the stored revisions of release name in namespace ns, newest first.
-func History(ctx context.Context, r client.Reader, ns, name string) ([]Revision, error) {
+// History lists the stored revisions of release name in namespace ns, newest
+// first, from a cache made by NewCache.
+func History(ctx context.Context, c cache.Cache, ns, name string) ([]Revision, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
-	sel := client.MatchingLabels{labelOwner: ownerHelm, labelName: name}
-	if err := r.List(ctx, list, client.InNamespace(ns), sel); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingFields{indexRelease: name}); err != nil {
 		return nil, fmt.Errorf("listing revisions of release %q: %w", name, err)
 	}
 	revs := make([]Revision, 0, len(list.Items))
