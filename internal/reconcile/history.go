@@ -2,11 +2,15 @@ package reconcile
 
 import (
 	"context"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/storage"
 )
 
 // HistoryEntry is one revision of a release in status.history, the way
@@ -38,8 +42,13 @@ func entryOf(rel *helm.Release) HistoryEntry {
 func (r *Reconciler) history(ctx context.Context, o *observation) []HistoryEntry {
 	n := min(len(o.history), r.Watch.MaxHistory)
 	out := make([]HistoryEntry, 0, n)
+	shown := shownHistory(o.obj)
 	for _, rev := range o.history[:n] {
-		e, err := r.revisions.entry(r.Helm, o.release, rev)
+		var known *HistoryEntry
+		if e, ok := shown[rev.Number]; ok {
+			known = &e
+		}
+		e, err := r.revisions.entry(r.Helm, o.release, rev, known)
 		if err != nil {
 			ctrl.LoggerFrom(ctx).V(1).Info("Cannot read a revision for status.history", "revision", rev.Number, "error", err.Error())
 			continue
@@ -47,4 +56,39 @@ func (r *Reconciler) history(ctx context.Context, o *observation) []HistoryEntry
 		out = append(out, e)
 	}
 	return out
+}
+
+// shownHistory returns the entries of the custom resource's status.history
+// by revision number.
+func shownHistory(obj *unstructured.Unstructured) map[int]HistoryEntry {
+	items, found, _ := unstructured.NestedSlice(obj.Object, "status", "history")
+	if !found {
+		return nil
+	}
+	out := make(map[int]HistoryEntry, len(items))
+	for _, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		var e HistoryEntry
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &e) == nil && e.Revision > 0 {
+			out[e.Revision] = e
+		}
+	}
+	return out
+}
+
+// recordedFor reports whether e, an entry status.history shows, was made from
+// the stored revision rev rather than from an earlier revision of the same
+// number (one uninstalled since): same number and values digest, and Helm
+// stored rev within a minute after the time e was deployed. After a restart
+// such entries spare decoding every stored revision again.
+func recordedFor(e HistoryEntry, rev storage.Revision) bool {
+	created, err := strconv.ParseInt(rev.Labels["createdAt"], 10, 64)
+	if err != nil || e.Updated == nil || e.Revision != rev.Number || e.ValuesDigest != rev.Labels[LabelValuesDigest] {
+		return false
+	}
+	lag := created - e.Updated.Unix()
+	return lag >= 0 && lag <= 60
 }

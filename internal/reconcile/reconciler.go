@@ -196,6 +196,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return fmt.Errorf("kind %s: building controller: %w", r.Watch.GVK.Kind, err)
 	}
-	r.watcher = &dependentWatcher{ctrl: c, cache: r.Dependents, owner: r.Watch.GVK.GroupKind(), enabled: r.Watch.WatchDependentResources}
+	r.watcher = &dependentWatcher{ctrl: c, cache: r.Dependents, scheme: mgr.GetScheme(), owner: r.Watch.GVK.GroupKind(), enabled: r.Watch.WatchDependentResources}
 	return nil
 }

@@ -53,8 +53,10 @@ func (c *revisions) takeWritten(key types.NamespacedName, rev storage.Revision) 
 	return rel
 }
 
-// entry returns the history entry of revision rev of release key.
-func (c *revisions) entry(h *helm.Getter, key types.NamespacedName, rev storage.Revision) (HistoryEntry, error) {
+// entry returns the history entry of revision rev of release key. shown is
+// what status.history shows for rev's number, if anything: when it is rev's
+// entry (recordedFor), rev is not decoded again.
+func (c *revisions) entry(h *helm.Getter, key types.NamespacedName, rev storage.Revision, shown *HistoryEntry) (HistoryEntry, error) {
 	c.mu.Lock()
 	e, ok := c.entries[key][rev.UID]
 	if r, decoded := c.m[key][rev.UID]; !ok && decoded {
@@ -62,11 +64,15 @@ func (c *revisions) entry(h *helm.Getter, key types.NamespacedName, rev storage.
 	}
 	c.mu.Unlock()
 	if !ok {
-		rel, err := h.Revision(key.Namespace, key.Name, rev.Number)
-		if err != nil {
-			return HistoryEntry{}, err
+		if shown != nil && recordedFor(*shown, rev) {
+			e = *shown
+		} else {
+			rel, err := h.Revision(key.Namespace, key.Name, rev.Number)
+			if err != nil {
+				return HistoryEntry{}, err
+			}
+			e = entryOf(rel)
 		}
-		e = entryOf(rel)
 		c.mu.Lock()
 		if c.entries == nil {
 			c.entries = map[types.NamespacedName]map[types.UID]HistoryEntry{}
@@ -109,7 +115,9 @@ func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.Namesp
 		// is then put back as drift, and the object enters the cache.
 		owner.Stamp(o, key.Name)
 	}
-	r = &revision{Release: rel, objects: objs}
+	kept := *rel
+	kept.Manifest = "" // parsed into objects: keep one copy, not two
+	r = &revision{Release: &kept, objects: objs}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,7 @@ import (
 type dependentWatcher struct {
 	ctrl    controller.Controller
 	cache   cache.Cache
+	scheme  *runtime.Scheme
 	owner   schema.GroupKind
 	enabled bool
 
@@ -42,9 +44,8 @@ func (w *dependentWatcher) watch(objs []*unstructured.Unstructured) error {
 		if w.watched[gvk] {
 			continue
 		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, u, owner.Handler(w.owner))); err != nil {
+		obj := dependentObject(w.scheme, gvk) // the type live reads, so both share one informer
+		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, obj, owner.Handler(w.owner))); err != nil {
 			return err
 		}
 		w.watched[gvk] = true
