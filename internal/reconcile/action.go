@@ -91,6 +91,7 @@ func (r *Reconciler) labels(o *observation, clear []string) map[string]string {
 		LabelChartDigest:  o.facts.want.chart,
 		LabelHolder:       r.Holder,
 		LabelRevision:     strconv.Itoa(nextRevision(o)),
+		LabelWrittenAt:    strconv.FormatInt(r.now().Unix(), 10),
 	}
 	for _, k := range clear {
 		l[k] = "null"

@@ -82,13 +82,15 @@ func shownHistory(obj *unstructured.Unstructured) map[int]HistoryEntry {
 // recordedFor reports whether e, an entry status.history shows, was made from
 // the stored revision rev rather than from an earlier revision of the same
 // number (one uninstalled since): same number and values digest, and Helm
-// stored rev within a minute after the time e was deployed. After a restart
-// such entries spare decoding every stored revision again.
+// deployed e within a minute after rudder started writing rev. After a
+// restart such entries spare decoding every stored revision again; revisions
+// without the label (another client's, or rudder's rollbacks, which carry the
+// label of the revision they copy) are decoded.
 func recordedFor(e HistoryEntry, rev storage.Revision) bool {
-	created, err := strconv.ParseInt(rev.Labels["createdAt"], 10, 64)
+	written, err := strconv.ParseInt(rev.Labels[LabelWrittenAt], 10, 64)
 	if err != nil || e.Updated == nil || e.Revision != rev.Number || e.ValuesDigest != rev.Labels[LabelValuesDigest] {
 		return false
 	}
-	lag := created - e.Updated.Unix()
+	lag := e.Updated.Unix() - written
 	return lag >= 0 && lag <= 60
 }

@@ -14,22 +14,22 @@ import (
 func TestRecordedFor(t *testing.T) {
 	deployed := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	entry := HistoryEntry{Revision: 3, Updated: &metav1.Time{Time: deployed}, Status: "deployed", ValuesDigest: "sha256:aa"}
-	rev := func(number int, digest string, created time.Time) storage.Revision {
+	rev := func(number int, digest string, written time.Time) storage.Revision {
 		return storage.Revision{Number: number, Status: "superseded", Labels: map[string]string{
-			LabelValuesDigest: digest, "createdAt": strconv.FormatInt(created.Unix(), 10)}}
+			LabelValuesDigest: digest, LabelWrittenAt: strconv.FormatInt(written.Unix(), 10)}}
 	}
 	tests := []struct {
 		name string
 		rev  storage.Revision
 		want bool
 	}{
-		{name: "stored right after it was deployed", rev: rev(3, "sha256:aa", deployed.Add(2*time.Second)), want: true},
-		{name: "stored in the same second", rev: rev(3, "sha256:aa", deployed), want: true},
+		{name: "written just before it was deployed", rev: rev(3, "sha256:aa", deployed.Add(-2*time.Second)), want: true},
+		{name: "written in the same second", rev: rev(3, "sha256:aa", deployed), want: true},
 		{name: "another number", rev: rev(4, "sha256:aa", deployed), want: false},
 		{name: "other values", rev: rev(3, "sha256:bb", deployed), want: false},
-		{name: "the same number stored again later (reinstalled)", rev: rev(3, "sha256:aa", deployed.Add(time.Hour)), want: false},
-		{name: "stored before the entry's deploy", rev: rev(3, "sha256:aa", deployed.Add(-time.Minute)), want: false},
-		{name: "no createdAt label", rev: storage.Revision{Number: 3, Labels: map[string]string{LabelValuesDigest: "sha256:aa"}}, want: false},
+		{name: "the same number written again later (reinstalled)", rev: rev(3, "sha256:aa", deployed.Add(time.Hour)), want: false},
+		{name: "a copied label, written long before (rollback)", rev: rev(3, "sha256:aa", deployed.Add(-time.Hour)), want: false},
+		{name: "no label (another Helm client)", rev: storage.Revision{Number: 3, Labels: map[string]string{LabelValuesDigest: "sha256:aa"}}, want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

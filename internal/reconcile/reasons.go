@@ -82,6 +82,10 @@ const (
 	// one they write, rudder's included; only this one then differs from the
 	// revision's own number, which tells their revisions from rudder's.
 	LabelRevision = "rudder.dev/revision"
+	// LabelWrittenAt is when rudder started the install or upgrade that
+	// wrote the revision, in Unix seconds: with the values digest it tells an
+	// entry status.history shows from a later revision of the same number.
+	LabelWrittenAt = "rudder.dev/written-at"
 	// LabelRollbackAs is set, with the number the rollback revision will get,
 	// on the revision rudder is about to roll back to. Helm copies that
 	// revision's labels onto the pending-rollback revision it stores first, so
