@@ -62,7 +62,7 @@ func (g *Getter) For(ns string) (*Client, error) {
 	kc.Log, kc.Namespace = debug, ns
 	cfg := &action.Configuration{
 		RESTClientGetter: rcg,
-		KubeClient:       kc,
+		KubeClient:       reachable{kc},
 		Releases:         g.store(ns, debug),
 		Capabilities:     caps,
 		Log:              debug,
@@ -71,13 +71,23 @@ func (g *Getter) For(ns string) (*Client, error) {
 	return &Client{cfg: cfg, namespace: ns}, nil
 }
 
+// reachable is Helm's kube client without its reachability check, a new
+// clientset and a GET /version before every install and upgrade: the
+// manager's watches already show the API server is there, and an action's
+// first request fails with a clear error when it is not.
+type reachable struct {
+	*kube.Client
+}
+
+func (reachable) IsReachable() error { return nil }
+
 // store returns Helm's Secret storage of namespace ns on the shared clientset.
 func (g *Getter) store(ns string, log func(string, ...any)) *storage.Storage {
-	d := driver.NewSecrets(g.clientset.CoreV1().Secrets(ns))
+	d := newSecretsDriver(g.clientset.CoreV1().Secrets(ns))
 	if log != nil {
 		d.Log = log
 	}
-	return storage.Init(countingDriver{d})
+	return storage.Init(d)
 }
 
 // Client runs Helm actions on the releases of one namespace.
