@@ -14,7 +14,7 @@ import (
 // the objects of rudder's releases and nothing else of the cluster.
 const LabelRelease = "rudder.dev/release"
 
-// NewCache returns the cache of the releases' objects: only objects labelled
+// NewCache returns the cache of the releases' objects: only objects labeled
 // LabelRelease, without their managed fields. Add it to the manager so that
 // it starts with it.
 func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {

@@ -14,7 +14,7 @@ import (
 
 // The cache of the releases' objects selects on owner.LabelRelease: every
 // rendered object carries it, and an object without it — written by a rudder
-// that did not label, or stripped by hand — is labelled again as drift, with
+// that did not label, or stripped by hand — is labeled again as drift, with
 // no new revision, and then repaired like any other.
 func TestReconciler_LabelsTheObjectsItCaches(t *testing.T) {
 	ns := namespace(t)
@@ -24,7 +24,7 @@ func TestReconciler_LabelsTheObjectsItCaches(t *testing.T) {
 	waitRevisions(t, ns, "webapp-tagged", "1:deployed")
 	key := client.ObjectKey{Namespace: ns, Name: "tagged"}
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
-		testenv.Eventually(t, fmt.Sprintf("%T labelled", obj), func() error {
+		testenv.Eventually(t, fmt.Sprintf("%T labeled", obj), func() error {
 			if err := k8s.Get(ctx, key, obj); err != nil {
 				return err
 			}
@@ -36,7 +36,7 @@ func TestReconciler_LabelsTheObjectsItCaches(t *testing.T) {
 	}
 
 	// Strip the label and edit the image in one write: the object leaves the
-	// cache, and must still be found, relabelled and repaired.
+	// cache, and must still be found, relabeled and repaired.
 	var dep appsv1.Deployment
 	if err := k8s.Get(ctx, key, &dep); err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestReconciler_LabelsTheObjectsItCaches(t *testing.T) {
 	if err := k8s.Update(ctx, &dep); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, "unlabelled Deployment labelled and put back", func() error {
+	testenv.Eventually(t, "unlabeled Deployment labeled and put back", func() error {
 		var again appsv1.Deployment
 		if err := k8s.Get(ctx, key, &again); err != nil {
 			return err

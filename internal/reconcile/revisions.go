@@ -111,7 +111,7 @@ func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.Namesp
 		if o.GetNamespace() == "" && namespaced(mapper, o) {
 			o.SetNamespace(key.Namespace)
 		}
-		// A revision written before rudder labelled its objects: the label
+		// A revision written before rudder labeled its objects: the label
 		// is then put back as drift, and the object enters the cache.
 		owner.Stamp(o, key.Name)
 	}
