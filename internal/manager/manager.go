@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -64,6 +65,8 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("finding the cluster: %w", err)
 		}
 	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
 	namespaces := map[string]cache.Config{}
 	for _, ns := range opts.Namespaces {
 		namespaces[ns] = cache.Config{}

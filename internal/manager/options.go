@@ -18,6 +18,13 @@ type Options struct {
 	// PprofAddr is where Go's profiles are served (/debug/pprof/); default
 	// "": not served. Bind it to a loopback address ("127.0.0.1:6060").
 	PprofAddr string
+	// KubeAPIQPS and KubeAPIBurst bound the requests per second each of
+	// rudder's API clients sends (client-go's client-side rate limit; the API
+	// server's priority and fairness still applies). Defaults 100 and 300:
+	// client-go's own 20 and 30 made storage writes the bottleneck of a wave
+	// of installs.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
 	// LeaderElection makes the manager reconcile only while it holds the
 	// leader lease, so that several replicas can run. Default false.
 	LeaderElection bool
@@ -51,6 +58,12 @@ func (o *Options) defaults() {
 	}
 	if o.ProbeAddr == "" {
 		o.ProbeAddr = ":8081"
+	}
+	if o.KubeAPIQPS == 0 {
+		o.KubeAPIQPS = 100
+	}
+	if o.KubeAPIBurst == 0 {
+		o.KubeAPIBurst = 300
 	}
 	if o.LogLevel == "" {
 		o.LogLevel = "info"
