@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Runs the end-to-end tests (go test -tags e2e ./test/e2e/..., or the go test
-# arguments given after TIMEOUT) against the local
-# cluster of hack/cluster-up.sh.
+# Runs the end-to-end tests and the short benchmark (go test -tags e2e -p 1
+# ./test/e2e/... ./test/bench/, or the go test arguments given after TIMEOUT)
+# against the local cluster of hack/cluster-up.sh.
 #
 # Usage: hack/e2e.sh TIMEOUT        e.g. hack/e2e.sh 40m
 #
 # A cluster that is already running is used and left running. A cluster this
 # script starts is stopped when it ends, pass or fail, unless
 # RUDDER_KEEP_CLUSTER=1. The tests find the cluster through KUBECONFIG and the
-# operator binary through RUDDER_MANAGER_BIN. Exits with go test's status.
+# operator binaries through RUDDER_MANAGER_BIN and RUDDER_BASELINE_BIN (the
+# benchmark's baseline). Exits with go test's status.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,9 +53,11 @@ show_component_logs() {
 main() {
   local timeout=${1:?usage: hack/e2e.sh TIMEOUT [GO TEST ARGS...] (e.g. 40m)}
   shift
-  # Without arguments: the end-to-end suite. `make bench` passes its own.
+  # Without arguments: the end-to-end suite, then the short benchmark. -p 1:
+  # one package at a time, as both start operators that watch every namespace.
+  # `make bench` passes its own.
   local args=("$@")
-  ((${#args[@]})) || args=(-tags e2e -v ./test/e2e/...)
+  ((${#args[@]})) || args=(-tags e2e -p 1 -v ./test/e2e/... ./test/bench/)
   cd "$ROOT"
 
 
@@ -62,7 +65,7 @@ main() {
   ensure_cluster
 
   local status=0
-  KUBECONFIG=$CLUSTER/kubeconfig RUDDER_MANAGER_BIN=$ROOT/bin/manager \
+  KUBECONFIG=$CLUSTER/kubeconfig RUDDER_MANAGER_BIN=$ROOT/bin/manager RUDDER_BASELINE_BIN=$ROOT/bin/baseline \
     go test -count=1 -timeout "$timeout" "${args[@]}" || status=$?
 
   if ((status != 0)); then

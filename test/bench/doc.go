@@ -1,0 +1,31 @@
+// Package bench measures rudder against two other columns on the local
+// cluster and prints one markdown table (`make bench`; docs/benchmarks.md):
+//
+//   - floor: the objects charts/webapp renders for each WebApp, applied by
+//     server-side apply from as many goroutines as rudder runs WebApp
+//     workers, with no operator. The applier is this test binary started
+//     again as a subprocess (see floor.go), so its CPU and memory are measured
+//     from outside like an operator's, and the bench's own polling is not.
+//   - baseline: helm-operator-plugins v0.8.0's stock reconciler as the
+//     operator-sdk hybrid scaffold sets it up (bin/baseline, test/bench/baseline),
+//     serving the same chart for a WebApp kind in a group of its own.
+//   - rudder: bin/manager with its default flags.
+//
+// Each column runs in a fresh namespace, one column after the other, through
+// five scenarios: cold install, idle then churn (pods deleted continuously),
+// a change wave (a new image on every WebApp), a restart of the operator, and
+// delete all. CPU is user plus system time of the measured process, from
+// /proc/PID/stat while it runs and its rusage once it has exited; peak RSS is
+// VmHWM; peak Go heap and API requests come from the operators' metrics
+// endpoints (go_memstats_heap_inuse_bytes sampled every 10 s,
+// rest_client_requests_total) and from the applier's own counting transport.
+// "Ready" is the same for every column: every Deployment rolled out with the
+// wanted image and all replicas ready; for rudder also every WebApp Running.
+// A restarted operator has settled once it reconciled every WebApp, its work
+// queues are empty and it stayed under 0.05 CPU-s per second for 10 s; its
+// time is until that quiet interval began, its CPU until it was seen.
+//
+// Targets are printed, never asserted. With the build tag e2e, TestBenchShort
+// runs every column at 20 WebApps and asserts only that each scenario
+// converged, so that the benchmark cannot rot; `make test` runs it.
+package bench

@@ -1,0 +1,54 @@
+package bench
+
+import "math"
+
+// Column names, in the order the table prints them.
+const (
+	columnFloor    = "floor"
+	columnBaseline = "baseline"
+	columnRudder   = "rudder"
+)
+
+// allColumns is every column, in run and print order.
+var allColumns = []string{columnFloor, columnBaseline, columnRudder}
+
+// notApplicable marks a figure a column does not have (the floor has no
+// operator to idle or restart). It prints as "—".
+var notApplicable = math.NaN()
+
+// result holds the figures of one column. CPU is in CPU-seconds of the
+// measured process (the operator, or the floor's applier), wall times in
+// seconds, memory in bytes.
+type result struct {
+	// N is the number of WebApps the scenarios ran with.
+	N int
+
+	ColdWall, ColdCPU float64
+	// IdleCPUPerMin and ChurnCPUPerMin are CPU-seconds per minute.
+	IdleCPUPerMin, ChurnCPUPerMin float64
+	WaveWall, WaveCPU             float64
+
+	RestartWall, RestartCPU float64
+	// RestartRequests are the API requests of the restarted process until it
+	// settled, by HTTP method.
+	RestartRequests counts
+	// RestartDecodes is rudder_release_decodes_total when settled; nil when
+	// the metrics endpoint does not have it.
+	RestartDecodes *float64
+
+	DeleteWall, DeleteCPU float64
+
+	PeakRSS, PeakHeap float64
+	// Requests are the API requests over scenarios 1–3 (cold install, idle
+	// and churn, change wave), by HTTP method.
+	Requests counts
+}
+
+// newResult returns a result whose every figure is notApplicable until set.
+func newResult(n int) *result {
+	na := notApplicable
+	return &result{
+		N: n, ColdWall: na, ColdCPU: na, IdleCPUPerMin: na, ChurnCPUPerMin: na, WaveWall: na, WaveCPU: na,
+		RestartWall: na, RestartCPU: na, DeleteWall: na, DeleteCPU: na, PeakRSS: na, PeakHeap: na,
+	}
+}
