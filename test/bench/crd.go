@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,8 +23,10 @@ var (
 const rudderCRDFile = "config/crd/bases/webapp.my.domain_webapps.yaml"
 
 // baselineCRD derives the baseline's CRD from rudder's WebApp CRD (the YAML
-// of rudderCRDFile): the same kind and spec schema in group, with no short
-// names or categories (so that `kubectl get wa` still means rudder's), and an
+// of rudderCRDFile): the same kind and spec schema in group, under the
+// resource names baselinewebapps and baselinewebapp and with no short names
+// or categories (so that `kubectl get webapp` and `kubectl get wa` still mean
+// rudder's, even to a kubectl whose discovery cache saw this CRD), and an
 // open status with the status subresource on, because helm-operator-plugins
 // writes conditions without reason or message and status.deployedRelease,
 // which rudder's status schema refuses.
@@ -39,6 +42,17 @@ func baselineCRD(rudderCRD []byte, group string) (*unstructured.Unstructured, er
 	plural, _, err := unstructured.NestedString(crd.Object, "spec", "names", "plural")
 	if err != nil || plural == "" {
 		return nil, errors.New("reading rudder's CRD: no spec.names.plural")
+	}
+	singular, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "singular")
+	if singular == "" {
+		singular = strings.ToLower(crd.GetKind())
+	}
+	plural, singular = "baseline"+plural, "baseline"+singular
+	if err := unstructured.SetNestedField(crd.Object, plural, "spec", "names", "plural"); err != nil {
+		return nil, err
+	}
+	if err := unstructured.SetNestedField(crd.Object, singular, "spec", "names", "singular"); err != nil {
+		return nil, err
 	}
 	crd.SetName(plural + "." + group)
 	crd.SetAnnotations(nil)

@@ -46,7 +46,9 @@ func TestBaselineCRD(t *testing.T) {
 		name string
 		ok   bool
 	}{
-		{"named after the new group", crd.GetName() == "webapps.baseline.bench.rudder.dev"},
+		{"named after the new group", crd.GetName() == "baselinewebapps.baseline.bench.rudder.dev"},
+		{"resource names kubectl cannot take for rudder's", str(crd, "spec", "names", "plural") == "baselinewebapps" &&
+			str(crd, "spec", "names", "singular") == "baselinewebapp"},
 		{"in the new group", str(crd, "spec", "group") == "baseline.bench.rudder.dev"},
 		{"same kind", str(crd, "spec", "names", "kind") == "WebApp"},
 		{"no short names to clash with rudder's", !hasShortNames},
