@@ -23,7 +23,7 @@
 // wanted image and all replicas ready; for rudder also every WebApp Running.
 // A restarted operator has settled once it reconciled every WebApp, its work
 // queues are empty and it stayed under 0.05 CPU-s per second for 10 s (or,
-// for an operator that never goes quiet, a minute after it first got there);
+// for an operator that never goes quiet, a minute after its N-th reconcile);
 // its time is until that quiet interval began, its CPU until it was seen.
 //
 // Targets are printed, never asserted. With the build tag e2e, TestBenchShort

@@ -166,14 +166,15 @@ func (o *operator) scrape() (scrape, error) {
 }
 
 // settleLimit bounds how long a restarted operator that reconciled every
-// resource and emptied its queues may take to go quiet.
+// resource may take to go quiet.
 const settleLimit = time.Minute
 
 // waitSettled waits until a (re)started operator has settled: it reconciled
 // at least n times, its work queues are empty, and it used under quietRate
 // CPU-s per second over the last quiet interval. An operator that never goes
-// quiet (the baseline reconciles every resource each minute) counts as
-// settled settleLimit after it first had n reconciles and an empty queue.
+// quiet (the baseline reconciles every resource each minute, and its queue
+// never empties at 1,000) counts as settled settleLimit after its n-th
+// reconcile.
 // It polls every second until then or until the context ends; it returns
 // when settling began (the start of that quiet interval, or the limit).
 func (o *operator) waitSettled(ctx context.Context, n int, quiet time.Duration, quietRate float64) (time.Time, error) {
@@ -182,7 +183,7 @@ func (o *operator) waitSettled(ctx context.Context, n int, quiet time.Duration, 
 		cpu float64
 	}
 	var window []sample
-	var caughtUp time.Time // first seen with n reconciles and empty queues
+	var caughtUp time.Time // first seen with n reconciles
 	last := "no sample yet"
 	for {
 		select {
@@ -212,10 +213,10 @@ func (o *operator) waitSettled(ctx context.Context, n int, quiet time.Duration, 
 		span := now.Sub(first.at)
 		rate := (cpu - first.cpu) / max(span.Seconds(), 1e-9)
 		last = fmt.Sprintf("%.0f/%d reconciles, queue depth %.0f, %.3f CPU-s/s over %s", reconciles, n, depth, rate, span.Round(time.Second))
-		if reconciles < float64(n) || depth > 0 {
+		if reconciles < float64(n) {
 			continue
 		}
-		if span >= quiet && rate < quietRate {
+		if depth == 0 && span >= quiet && rate < quietRate {
 			return first.at, nil
 		}
 		if caughtUp.IsZero() {
