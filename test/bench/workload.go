@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,7 +53,15 @@ func patchImage(ctx context.Context, c client.Client, gvk schema.GroupVersionKin
 func deleteWebApps(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, ns string) error {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
-	return c.DeleteAllOf(ctx, u, client.InNamespace(ns))
+	// A collection of 1,000 can outlast the API server's request timeout; it
+	// goes on deleting, and a retry deletes what is left.
+	var err error
+	for range 3 {
+		if err = c.DeleteAllOf(ctx, u, client.InNamespace(ns)); !apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) {
+			return err
+		}
+	}
+	return err
 }
 
 // deploymentsReady reports whether ns holds n Deployments, each rolled out
