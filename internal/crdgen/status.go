@@ -63,7 +63,22 @@ func commonStatus(kind string) map[string]apiextensionsv1.JSONSchemaProps {
 		return apiextensionsv1.JSONSchemaProps{Type: "integer", Format: format, Description: desc}
 	}
 	return map[string]apiextensionsv1.JSONSchemaProps{
-		"observedGeneration": integer("int64", fmt.Sprintf("The .metadata.generation of the %s that this status describes.", kind)),
+		"observedGeneration": integer("int64", fmt.Sprintf("The .metadata.generation of the %s that rudder last acted on: "+
+			"deployed, tried to deploy, or found invalid. A wait, a hold or a pause leaves it as it was.", kind)),
+		"failures": {
+			Type: "object",
+			Description: "The failed tries in a row to deploy the current values and chart, kept here so that a restarted " +
+				"rudder goes on counting towards the kind's remediation.maxAttempts. Absent after a success.",
+			Required: []string{"count", "valuesDigest", "chartDigest"},
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"count":        integer("", "Failed tries in a row."),
+				"reason":       str("Reason of the last failure (InstallFailed, UpgradeFailed, RollbackFailed, RemediationFailed)."),
+				"message":      str("Error of the last failure."),
+				"last":         date("When the last try failed."),
+				"valuesDigest": str("Digest of the values the tries were made with."),
+				"chartDigest":  str("Digest of the chart the tries were made with."),
+			},
+		},
 		"phase": {
 			Type: "string",
 			Description: fmt.Sprintf("Summary of the %s's state: Pending (not yet installed), Deploying (first install "+

@@ -120,6 +120,9 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	in.Namespace = c.namespace
 	in.Labels = withoutNulls(s.Labels)
 	in.PostRenderer = s.PostRenderer
+	// rudder installs over a history only when its newest revision is
+	// uninstalled (helm uninstall --keep-history): numbering goes on from it.
+	in.Replace = true
 	// The API server validates every object; Helm's client-side validation
 	// would download and decode the OpenAPI document of each group first.
 	in.DisableOpenAPIValidation = true

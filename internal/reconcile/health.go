@@ -12,6 +12,7 @@ import (
 type objectState struct {
 	want, live *unstructured.Unstructured
 	err        error
+	differs    bool // live differs from want in a field want sets
 }
 
 // health is the readiness of a release's objects.
@@ -44,6 +45,8 @@ func healthOf(states []objectState) health {
 			h.ready, h.message = false, fmt.Sprintf("%s cannot be read: %v", ref, s.err)
 		case s.live == nil:
 			h.ready, h.message = false, ref+" does not exist yet"
+		case s.differs:
+			h.ready, h.message = false, ref+" does not match the deployed revision yet"
 		default:
 			res, err := kstatus.Compute(s.live)
 			switch {

@@ -70,6 +70,14 @@ func TestHealthOf(t *testing.T) {
 			wantMessage: "forbidden",
 		},
 		{
+			// The cache still holds the Deployment as it was before the
+			// upgrade to 4 replicas: ready, but not the revision's.
+			name:        "ready but not the deployed revision's yet",
+			states:      []objectState{{want: deployment("web", 4, 0, 0), live: deployment("web", 3, 3, 3), differs: true}},
+			wantSummary: "3/3 replicas ready",
+			wantMessage: "Deployment/web does not match the deployed revision yet",
+		},
+		{
 			name: "first holding back is named",
 			states: []objectState{
 				{want: deployment("a", 1, 1, 0), live: deployment("a", 1, 1, 0)},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,15 +20,17 @@ import (
 
 // stampHook is the Gadget kind's test hook: it contributes a value and a
 // status field, owns the Stamped condition, fails on demand and records
-// which resources it finalized.
-type stampHook struct{ finalized sync.Map }
+// which resources it ran for and finalized.
+type stampHook struct{ finalized, runs sync.Map }
 
 var stamp = &stampHook{}
 
 func (*stampHook) Name() string      { return "stamp" }
 func (*stampHook) Condition() string { return "Stamped" }
 
-func (*stampHook) Reconcile(_ context.Context, obj *unstructured.Unstructured, _ map[string]any) (hook.Result, error) {
+func (s *stampHook) Reconcile(_ context.Context, obj *unstructured.Unstructured, _ map[string]any) (hook.Result, error) {
+	n, _ := s.runs.LoadOrStore(obj.GetNamespace()+"/"+obj.GetName(), new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
 	if msg, _, _ := unstructured.NestedString(obj.Object, "spec", "hookFail"); msg != "" {
 		return hook.Result{}, errors.New(msg)
 	}
@@ -105,4 +108,36 @@ func TestReconciler_Hooks(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// runsOf returns how many times the stamp hook ran for a resource.
+func (s *stampHook) runsOf(ns, name string) int64 {
+	n, ok := s.runs.Load(ns + "/" + name)
+	if !ok {
+		return 0
+	}
+	return n.(*atomic.Int64).Load()
+}
+
+// Paused means no writes at all: the kind's hooks, which create and delete
+// Secrets, claims and CronJobs, do not run either, while the spec changes.
+func TestReconciler_PausedRunsNoHooks(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	create(t, gadgetGVK, ns, "asleep", map[string]any{"message": "one"})
+	waitRevisions(t, ns, "gadget-asleep", "1:deployed")
+	pause := []byte(`{"metadata":{"annotations":{"rudder.dev/paused":"true"}}}`)
+	if err := k8s.Patch(ctx, get(t, gadgetGVK, ns, "asleep"), client.RawPatch("application/merge-patch+json", pause)); err != nil {
+		t.Fatal(err)
+	}
+	conditionSays(t, gadgetGVK, ns, "asleep", "Paused", metav1.ConditionTrue, "Paused")
+	before := stamp.runsOf(ns, "asleep")
+
+	patchSpec(t, gadgetGVK, ns, "asleep", `{"message":"two"}`)
+	// The reconcile of the spec change ran: it says the change waits.
+	conditionSays(t, gadgetGVK, ns, "asleep", "Released", metav1.ConditionUnknown, "Paused", "wait until the annotation")
+	if after := stamp.runsOf(ns, "asleep"); after != before {
+		t.Errorf("the hook ran %d times while paused", after-before)
+	}
+	waitRevisions(t, ns, "gadget-asleep", "1:deployed")
 }

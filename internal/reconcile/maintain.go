@@ -56,7 +56,11 @@ func (r *Reconciler) assess(ctx context.Context, o *observation, repair bool) {
 		if repair && err == nil {
 			live, err = r.repair(ctx, o, want, live)
 		}
-		states = append(states, objectState{want: want, live: live, err: err})
+		// Unrepaired, an object that differs from the revision was changed
+		// by hand, or the cache has not seen the revision's write yet: its
+		// status does not tell whether the revision is ready.
+		differs := !repair && err == nil && live != nil && drifted(want, live)
+		states = append(states, objectState{want: want, live: live, err: err, differs: differs})
 	}
 	h := healthOf(states)
 	o.health = &h

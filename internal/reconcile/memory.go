@@ -4,6 +4,9 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/storage"
@@ -116,6 +119,52 @@ func (f *failures) record(key types.NamespacedName, want digests, reason, messag
 	return fl
 }
 
+// current returns the failure memory holds for key, whatever its digests.
+func (f *failures) current(key types.NamespacedName) (failure, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fl, ok := f.m[key]
+	return fl, ok
+}
+
+// restore puts back fl for key, read from the status a rudder before this
+// one wrote, unless memory already has a failure for key.
+func (f *failures) restore(key types.NamespacedName, fl failure) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[types.NamespacedName]failure{}
+	}
+	if _, ok := f.m[key]; !ok {
+		f.m[key] = fl
+	}
+}
+
+// status is fl as status.failures shows it.
+func (fl failure) status() *FailureStatus {
+	last := metav1.NewTime(fl.last)
+	return &FailureStatus{Count: fl.count, Reason: fl.reason, Message: fl.message, Last: &last,
+		ValuesDigest: fl.want.values, ChartDigest: fl.want.chart}
+}
+
+// failureOf reads status.failures of obj: the failures a rudder before this
+// one counted; false when there are none.
+func failureOf(obj *unstructured.Unstructured) (failure, bool) {
+	m, ok, _ := unstructured.NestedMap(obj.Object, "status", "failures")
+	if !ok {
+		return failure{}, false
+	}
+	var st FailureStatus
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st); err != nil || st.Count <= 0 {
+		return failure{}, false
+	}
+	fl := failure{want: digests{values: st.ValuesDigest, chart: st.ChartDigest}, count: st.Count, reason: st.Reason, message: st.Message}
+	if st.Last != nil {
+		fl.last = st.Last.Time
+	}
+	return fl, true
+}
+
 func (f *failures) forget(key types.NamespacedName) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -151,4 +200,51 @@ func (w *writes) forget(key types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.m, key)
+}
+
+// forget drops everything kept in memory for the custom resource key and its
+// release: called whenever a resource is gone or no longer rudder's (uninstalled,
+// not found, out of the selector), so that memory follows the live resources.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	r.expect.forget(key)
+	r.written.forget(key)
+	r.failures.forget(key)
+	r.noticed.forget(key)
+	r.revisions.prune(types.NamespacedName{Namespace: key.Namespace, Name: r.Watch.ReleaseName(key.Name)}, nil)
+}
+
+// entries counts what memory holds per custom resource and release, across
+// every map: the rudder_reconciler_entries gauge.
+func (r *Reconciler) entries() int {
+	return r.expect.len() + r.written.len() + r.failures.len() + r.noticed.len() + r.revisions.len()
+}
+
+func (e *expectations) len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.m)
+}
+
+func (f *failures) len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.m)
+}
+
+func (w *writes) len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.m)
+}
+
+func (n *noticed) len() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.m)
+}
+
+func (c *revisions) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m) + len(c.entries) + len(c.written)
 }

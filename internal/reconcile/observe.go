@@ -54,33 +54,28 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	now := r.now()
 	o.facts.caughtUp = r.expect.caughtUp(o.key, hist, now)
 	// Hooks are not run while storage catches up with our last action: that
-	// wait writes nothing and ends at the next event of the release.
-	if o.facts.valuesErr == nil && !o.facts.deleting && o.facts.caughtUp {
+	// wait writes nothing and ends at the next event of the release. Nor are
+	// they while the resource is paused: paused means no writes at all.
+	if o.facts.valuesErr == nil && !o.facts.deleting && !o.facts.paused && o.facts.caughtUp {
 		r.runHooks(ctx, o)
 	}
 	o.facts.want = digests{values: values.Digest(o.values), chart: r.chartDigest}
 	r.revisions.prune(o.release, hist)
-	for i := range hist {
-		if o.facts.latest == nil {
-			o.facts.latest = &hist[i]
-		}
-		if hist[i].Status == "deployed" {
-			o.facts.deployed = &hist[i]
-			break
+	o.facts.fromHistory(hist)
+	if l := o.facts.latest; l != nil && leftByRudder(l, r.Holder) && r.Holders != nil {
+		if o.facts.holderAlive, err = r.Holders.Alive(ctx, l.Labels[LabelHolder]); err != nil {
+			return nil, err
 		}
 	}
-	for i := range hist {
-		if hist[i].Status == "deployed" || hist[i].Status == "superseded" {
-			o.facts.everDeployed = true
-			break
-		}
-	}
-	o.facts.ours = newestByRudder(hist)
-	o.facts.previous = previousDeployed(hist, o.facts.deployed)
 	o.facts.remediation, o.facts.outOfBand = r.Watch.Remediation, r.Watch.OutOfBand
 	o.facts.generation = obj.GetGeneration()
 	o.facts.rollbackTo, o.facts.rollbackErr = rollbackRequest(obj)
 	o.facts.rolledBackAt = rolledBackAt(hist, o.facts.rollbackTo)
+	if _, ok := r.failures.current(o.key); !ok {
+		if fl, ok := failureOf(obj); ok { // counted by a rudder before a restart
+			r.failures.restore(o.key, fl)
+		}
+	}
 	o.failure = r.failures.get(o.key, o.facts.want)
 	o.facts.failures, o.facts.retryIn = o.failure.count, o.failure.retryIn(now)
 	o.facts.remediationFailed = o.failure.reason == ReasonRemediationFailed
@@ -99,4 +94,25 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 		o.facts.stalled = r.stalled(ctx, o)
 	}
 	return o, nil
+}
+
+// fromHistory sets the facts read from a release's history, newest first.
+func (f *facts) fromHistory(hist []storage.Revision) {
+	for i := range hist {
+		if f.latest == nil {
+			f.latest = &hist[i]
+		}
+		if hist[i].Status == "deployed" {
+			f.deployed = &hist[i]
+			break
+		}
+	}
+	for i := range hist {
+		if hist[i].Status == "deployed" || hist[i].Status == "superseded" {
+			f.everDeployed = true
+			break
+		}
+	}
+	f.ours = newestByRudder(hist)
+	f.previous = previousDeployed(hist, f.deployed)
 }

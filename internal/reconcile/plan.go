@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,9 @@ type facts struct {
 	failures     int           // failed tries for `want` in a row
 	retryIn      time.Duration // time left before the next try is allowed
 	self         string        // this process's LabelHolder value
+	// holderAlive is set when the newest revision is pending, left by
+	// another rudder process, and that process still holds its Lease.
+	holderAlive bool
 
 	generation  int64 // the custom resource's metadata.generation
 	rollbackTo  int   // the revision AnnotationRollbackTo asks for; 0 when none
@@ -89,13 +93,19 @@ func plan(f facts) step {
 	case f.hookErr != nil:
 		return stepBlocked
 	case f.latest != nil && isPending(f.latest.Status):
-		if leftByRudder(f.latest, f.self) {
+		if leftByRudder(f.latest, f.self) && !f.holderAlive {
 			return stepUnlock
 		}
-		return stepWait
+		return stepWait // another writer's, or a live rudder's: theirs to finish
+	case f.latest != nil && f.latest.Status == "uninstalled":
+		// Another Helm client ran `helm uninstall --keep-history`.
+		if keepsUninstall(f) {
+			return stepHold
+		}
+		return stepInstall // Helm's install --replace, numbering on from the history
 	case f.rollbackErr != nil:
 		return stepInvalid
-	case f.rollbackTo > 0 && f.rolledBackAt < 0:
+	case f.rollbackTo > 0 && f.rolledBackAt < 0 && f.latest != nil: // with nothing stored, install first
 		if f.failures >= f.remediation.MaxAttempts {
 			return stepHold
 		}
@@ -105,7 +115,7 @@ func plan(f facts) step {
 		return stepRollback
 	case f.rollbackTo > 0 && f.generation > f.rolledBackAt:
 		return stepRollbackDone
-	case f.rollbackTo > 0:
+	case f.rollbackTo > 0 && f.deployed != nil:
 		return stepNone // held on the rolled-back revision
 	case f.deployed == nil && f.latest != nil && f.latest.Status == "failed" &&
 		f.remediation.InstallFailure == watches.InstallFailureUninstall:
@@ -130,9 +140,25 @@ func plan(f facts) step {
 		return stepInstall
 	case f.deployed == nil && !f.everDeployed:
 		return stepReinstall
+	case f.deployed == nil && !upgradable(f.latest.Status):
+		return stepHold // Helm cannot upgrade from it: see stuckRelease
 	default:
 		return stepUpgrade
 	}
+}
+
+// upgradable reports whether Helm upgrades a release whose newest revision
+// has status, when none is deployed.
+func upgradable(status string) bool {
+	return status == "failed" || status == "superseded"
+}
+
+// stuckRelease reports whether f's release is in a state no step of rudder's
+// leaves: none deployed, and a newest revision Helm cannot upgrade from (a
+// status such as "unknown" that only another client can store).
+func stuckRelease(f facts) bool {
+	return f.deployed == nil && f.latest != nil && f.everDeployed && !upgradable(f.latest.Status) &&
+		!isPending(f.latest.Status) && f.latest.Status != "uninstalled"
 }
 
 // leftByRudder reports whether rev, pending, is an operation another rudder
@@ -162,4 +188,77 @@ func leftByRudder(rev *storage.Revision, self string) bool {
 // (pending-install, pending-upgrade, pending-rollback, uninstalling).
 func isPending(status string) bool {
 	return strings.HasPrefix(status, "pending-") || status == "uninstalling"
+}
+
+// keepsUninstall reports whether an uninstall by another Helm client that
+// kept the history stays: the kind says outOfBand: keep and the spec and chart
+// are those rudder last deployed. A change of either installs again.
+func keepsUninstall(f facts) bool {
+	return f.outOfBand == watches.OutOfBandKeep && f.ours != nil && digestsOf(f.ours) == f.want
+}
+
+// check reports whether facts f hold what step st needs to run: each step
+// reads some of the observed revisions, and plan must never choose a step
+// whose revisions are missing. Reconcile checks it before it runs a step.
+func (st step) check(f facts) error {
+	var missing string
+	switch st {
+	case stepUninstall:
+		if !f.deleting {
+			missing = "a deletion timestamp"
+		}
+	case stepBlocked:
+		if f.hookErr == nil {
+			missing = "a failed hook"
+		}
+	case stepUnlock:
+		if f.latest == nil || !leftByRudder(f.latest, f.self) || f.holderAlive {
+			missing = "a newest revision left pending by a rudder process that is gone"
+		}
+	case stepInstall:
+		if f.latest != nil && f.latest.Status != "uninstalled" {
+			missing = "an empty history, or one whose newest revision is uninstalled"
+		}
+	case stepReinstall:
+		if f.deployed != nil || f.latest == nil || isPending(f.latest.Status) {
+			missing = "a history with no deployed and no pending revision"
+		}
+	case stepUpgrade:
+		// Helm upgrades from the deployed revision, else from a failed or
+		// superseded newest one.
+		if f.latest == nil || f.deployed == nil && !upgradable(f.latest.Status) {
+			missing = "a deployed revision, or a failed or superseded newest one"
+		}
+	case stepRollbackDone:
+		if f.rollbackTo <= 0 {
+			missing = "a rollback request"
+		}
+	case stepNone:
+		if f.deployed == nil {
+			missing = "a deployed revision"
+		}
+	case stepRollback:
+		if f.rollbackTo <= 0 || f.latest == nil || isPending(f.latest.Status) {
+			missing = "a rollback request and a history with no pending revision"
+		}
+	case stepRemediate:
+		if remediationTarget(f) == nil {
+			missing = "a revision to roll back to"
+		}
+	case stepDropInstall:
+		if f.latest == nil || f.latest.Status != "failed" {
+			missing = "a failed newest revision"
+		}
+	}
+	if missing != "" {
+		return fmt.Errorf("step %s needs %s (newest revision %s, deployed %s)", st, missing, describe(f.latest), describe(f.deployed))
+	}
+	return nil
+}
+
+func describe(rev *storage.Revision) string {
+	if rev == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%d %s", rev.Number, rev.Status)
 }

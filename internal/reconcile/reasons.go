@@ -41,6 +41,7 @@ const (
 	ReasonRetriesExhausted = "RetriesExhausted"
 	ReasonDriftRepaired    = "DriftRepaired"
 	ReasonDriftRepairFail  = "DriftRepairFailed"
+	ReasonUnselected       = "Unselected" // event: the labels left the watch's selector; the release stays
 
 	// Remediation (watches.yaml remediation).
 	ReasonReadinessTimeout  = "ReadinessTimeout"         // Ready: the revision was not Ready in time

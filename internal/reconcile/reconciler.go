@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -56,6 +58,11 @@ type Reconciler struct {
 	// Holder identifies this process on the revisions it writes (LabelHolder):
 	// unique per process, a valid label value.
 	Holder string
+	// Holders tells whether the process that left a revision pending still
+	// runs (liveness.Checker); nil counts every other process as gone.
+	Holders interface {
+		Alive(ctx context.Context, holder string) (bool, error)
+	}
 
 	chartDigest string
 	watcher     *dependentWatcher
@@ -71,9 +78,16 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.Watch.Selector.Matches(labels.Set(obj.GetLabels())) {
+	// A resource that left the selector keeps its release; one being deleted
+	// with rudder's finalizer is uninstalled all the same.
+	if !r.Watch.Selector.Matches(labels.Set(obj.GetLabels())) &&
+		(obj.GetDeletionTimestamp().IsZero() || !controllerutil.ContainsFinalizer(obj, Finalizer)) {
+		r.unselected(obj)
 		return ctrl.Result{}, nil
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("release", r.Watch.ReleaseName(obj.GetName())))
@@ -88,6 +102,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	st := plan(o.facts)
 	ctrl.LoggerFrom(ctx).V(1).Info("Planned step", "step", st)
+	if err := st.check(o.facts); err != nil {
+		return ctrl.Result{}, err // a bug in plan; TestPlan_EveryHistory guards it
+	}
 	r.reportOutOfBand(ctx, o)
 	if st != stepUninstall && st != stepNone {
 		r.assess(ctx, o, false) // the serving revision's health, whatever the step does
@@ -153,6 +170,19 @@ func (r *Reconciler) waitFor(o *observation) time.Duration {
 	}
 }
 
+// unselected leaves a resource the watch's selector does not match as it
+// is. One with a release (rudder's finalizer) is told that its release is no
+// longer upgraded or repaired, and that its deletion still uninstalls it.
+func (r *Reconciler) unselected(obj *unstructured.Unstructured) {
+	r.forget(keyOf(obj))
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return
+	}
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, ReasonUnselected, "Unselect",
+		"The labels no longer match the selector of kind %s in watches.yaml: release %s stays as it is, not upgraded or repaired; deleting the %s still uninstalls it",
+		r.Watch.GVK.Kind, r.Watch.ReleaseName(obj.GetName()), r.Watch.GVK.Kind)
+}
+
 func (r *Reconciler) addFinalizer(ctx context.Context, obj *unstructured.Unstructured) error {
 	orig := obj.DeepCopy()
 	controllerutil.AddFinalizer(obj, Finalizer)
@@ -187,9 +217,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
 	}
 	r.chartDigest = helm.ChartDigest(chrt)
+	if err := r.registerEntriesGauge(); err != nil {
+		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
+	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(r.Watch.GVK.Kind).
-		For(r.newObject(), builder.WithPredicates(forPredicate(r.Watch.Selector))).
+		For(r.newObject(), builder.WithPredicates(forPredicate(r.Watch.Selector, Finalizer))).
 		WatchesRawSource(source.Kind[client.Object](r.Storage, storage.Object(), r.releaseHandler())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles}).
 		Build(r)

@@ -25,6 +25,7 @@ type Status struct {
 	ReadyReplicas      int32              `json:"readyReplicas"`
 	Release            *ReleaseStatus     `json:"release,omitempty"`
 	History            []HistoryEntry     `json:"history,omitempty"`
+	Failures           *FailureStatus     `json:"failures,omitempty"`
 	Published          []string           `json:"published,omitempty"` // the chart's status keys (AnnotationStatusKey)
 	Conditions         []metav1.Condition `json:"conditions,omitempty"`
 }
@@ -43,8 +44,19 @@ type ReleaseStatus struct {
 	Updated      *metav1.Time `json:"updated,omitempty"`
 }
 
+// FailureStatus is the count of failed tries for one pair of digests, where
+// a restarted rudder finds it (failures live in memory otherwise).
+type FailureStatus struct {
+	Count        int          `json:"count"`
+	Reason       string       `json:"reason,omitempty"`
+	Message      string       `json:"message,omitempty"`
+	Last         *metav1.Time `json:"last,omitempty"`
+	ValuesDigest string       `json:"valuesDigest"`
+	ChartDigest  string       `json:"chartDigest"`
+}
+
 // ownedKeys are the keys of .status that Status writes, removed when unset.
-var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "published"}
+var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "failures", "published"}
 
 // writeStatus computes status from o and patches it onto the custom resource,
 // unless nothing changed.
@@ -54,8 +66,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	if current != nil {
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(current, &prev)
 	}
-	st := computeStatus(o, prev.Conditions, r.now())
+	st := computeStatus(o, prev, r.now())
 	st.History = r.history(ctx, o)
+	if fl, ok := r.failures.current(o.key); ok && fl.count > 0 && fl.want == o.facts.want {
+		st.Failures = fl.status()
+	}
 	pub := publish(o, takenKeys(hookStatus(o)))
 	pub.into(&st, prev.Published, r.now())
 	computed, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
@@ -125,10 +140,14 @@ func mergePatch(current, next map[string]any) map[string]any {
 }
 
 // computeStatus derives status from what o observed, and from the outcome of
-// this reconcile's Helm action until storage shows it.
-func computeStatus(o *observation, conds []metav1.Condition, now time.Time) Status {
+// this reconcile's Helm action until storage shows it. prev is the status as
+// read: observedGeneration moves only to a generation rudder acted on.
+func computeStatus(o *observation, prev Status, now time.Time) Status {
 	gen := o.obj.GetGeneration()
-	st := Status{ObservedGeneration: gen, Conditions: conds, Release: releaseStatus(o)}
+	st := Status{ObservedGeneration: prev.ObservedGeneration, Conditions: prev.Conditions, Release: releaseStatus(o)}
+	if actedOn(o) {
+		st.ObservedGeneration = gen
+	}
 	if h := o.health; h != nil {
 		st.Replicas, st.ReadyReplicas = h.replicas, h.readyReplicas
 	}
@@ -140,7 +159,10 @@ func computeStatus(o *observation, conds []metav1.Condition, now time.Time) Stat
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
 	set(rel)
-	set(rdy)
+	// Ready describes the objects of the deployed revision: it is as old as
+	// the generation rudder last acted on.
+	rdy.ObservedGeneration, rdy.LastTransitionTime = st.ObservedGeneration, metav1.NewTime(now)
+	meta.SetStatusCondition(&st.Conditions, rdy)
 	for _, c := range hooks {
 		set(c)
 	}
@@ -157,6 +179,28 @@ func computeStatus(o *observation, conds []metav1.Condition, now time.Time) Stat
 	}
 	st.Phase, st.Message = phase(o, rel, rdy)
 	return st
+}
+
+// actedOn reports whether this reconcile settles the resource's current
+// generation: its values and chart are deployed, a Helm action ran for them
+// (failed or not) or stored a revision for them, or they cannot be computed
+// at all, or a hook failed on them. A wait, a hold, an unlock or a pause
+// claims nothing: observedGeneration then
+// stays at the generation rudder last acted on.
+func actedOn(o *observation) bool {
+	f := o.facts
+	switch {
+	case f.valuesErr != nil || f.rollbackErr != nil || f.hookErr != nil:
+		return true // judged: they fail, as the conditions say
+	case o.outcome != nil:
+		return o.outcome.reason != ReasonUnlocked
+	case f.paused:
+		return false
+	case f.deployed != nil && digestsOf(f.deployed) == f.want:
+		return true
+	default: // the newest revision rudder made was made from them, and failed
+		return f.latest != nil && writtenByRudder(f.latest) && digestsOf(f.latest) == f.want
+	}
 }
 
 // released says whether the wanted values and chart are deployed.
@@ -180,6 +224,16 @@ func released(o *observation) metav1.Condition {
 	case f.valuesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesInvalid
 		c.Message = fmt.Sprintf("Cannot compute the release values: %v; fix the watch's overrideValues or the spec", f.valuesErr)
+	case f.latest != nil && f.latest.Status == "uninstalled":
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonOutOfBand
+		c.Message = fmt.Sprintf("Revision %d was uninstalled by another Helm client, which kept the history; rudder installs the release again", f.latest.Number)
+		if keepsUninstall(f) {
+			c.Message = fmt.Sprintf("Revision %d was uninstalled by another Helm client, which kept the history; outOfBand: keep leaves it so until the spec changes", f.latest.Number)
+		}
+	case stuckRelease(f):
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonOutOfBand
+		c.Message = fmt.Sprintf("No revision is deployed and Helm cannot upgrade from revision %d, which is %q; run helm rollback to a deployed revision, or delete the resource to uninstall the release",
+			f.latest.Number, f.latest.Status)
 	case f.paused && (f.deployed == nil || digestsOf(f.deployed) != f.want):
 		c.Status, c.Reason = metav1.ConditionUnknown, "Paused"
 		c.Message = fmt.Sprintf("The spec's changes wait until the annotation %s is removed", AnnotationPaused)
@@ -240,6 +294,10 @@ func readiness(o *observation, hooks []metav1.Condition) metav1.Condition {
 		waiting = &hooks[0]
 	}
 	switch {
+	case o.outcome != nil && !o.outcome.failed && o.outcome.reason != ReasonUnlocked:
+		// This reconcile just changed the release: what was assessed before
+		// it is not the new revision's readiness.
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonProgressing, o.outcome.message
 	case h != nil && h.ready && waiting != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonWaitingForHook
 		c.Message = fmt.Sprintf("%s is %s: %s", waiting.Type, waiting.Status, waiting.Message)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -29,6 +30,9 @@ func TestComputeStatus(t *testing.T) {
 		wantRel    metav1.ConditionStatus
 		wantReady  metav1.ConditionStatus
 		wantReason string // of Released
+		// wantObserved is status.observedGeneration (and Ready's) when the
+		// resource is at generation 7 and the status read says 5; 0 means 7.
+		wantObserved int64
 	}{
 		{
 			name:      "running",
@@ -47,6 +51,22 @@ func TestComputeStatus(t *testing.T) {
 			o:         observation{facts: facts{want: want}},
 			wantPhase: PhasePending, wantMsg: "Waiting for the release to be installed",
 			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonNotReleased,
+			wantObserved: 5,
+		},
+		{
+			name: "paused with a spec change waiting: generation not claimed",
+			o: observation{facts: facts{paused: true, want: digests{values: "new", chart: "c"}, latest: deployed, deployed: deployed},
+				health: ready},
+			wantPhase: PhaseRunning, wantMsg: "All replicas are ready",
+			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionTrue, wantReason: "Paused",
+			wantObserved: 5,
+		},
+		{
+			name: "upgraded this reconcile: Ready waits for the new revision's objects",
+			o: observation{facts: facts{want: digests{values: "new", chart: "c"}, latest: deployed, deployed: deployed}, health: ready,
+				outcome: &outcome{phase: PhaseUpdating, reason: ReasonUpgrading, message: "Revision 3 applied; checking its objects"}},
+			wantPhase: PhaseUpdating, wantMsg: "Revision 3 applied; checking its objects",
+			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgrading,
 		},
 		{
 			name:      "installing now",
@@ -74,6 +94,7 @@ func TestComputeStatus(t *testing.T) {
 			wantPhase: PhaseFailed,
 			wantMsg:   "Gave up after 3 failed tries with these values and this chart; change the spec to try again. Last error: boom",
 			wantRel:   metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonRetriesExhausted,
+			wantObserved: 5, // the failed tries claimed it; a hold claims nothing
 		},
 		{
 			name: "objects ready, a hook still at work",
@@ -103,16 +124,29 @@ func TestComputeStatus(t *testing.T) {
 			}
 			o.obj = &unstructured.Unstructured{Object: map[string]any{}}
 			o.obj.SetGeneration(7)
-			st := computeStatus(&o, nil, now)
+			st := computeStatus(&o, Status{ObservedGeneration: 5}, now)
 			if st.Phase != tt.wantPhase || st.Message != tt.wantMsg {
 				t.Errorf("phase, message = %s, %q; want %s, %q", st.Phase, st.Message, tt.wantPhase, tt.wantMsg)
 			}
-			if st.ObservedGeneration != 7 {
-				t.Errorf("observedGeneration = %d, want 7", st.ObservedGeneration)
+			observed := tt.wantObserved
+			if observed == 0 {
+				observed = 7
+			}
+			if st.ObservedGeneration != observed {
+				t.Errorf("observedGeneration = %d, want %d", st.ObservedGeneration, observed)
+			}
+			for _, typ := range []string{ConditionReleased, ConditionReady} {
+				if meta.FindStatusCondition(st.Conditions, typ) == nil {
+					t.Errorf("no %s condition in %+v", typ, st.Conditions)
+				}
 			}
 			for _, c := range st.Conditions {
-				if c.ObservedGeneration != 7 || !c.LastTransitionTime.Time.Equal(now) {
-					t.Errorf("%s: observedGeneration %d, time %v", c.Type, c.ObservedGeneration, c.LastTransitionTime)
+				wantGen := int64(7)
+				if c.Type == ConditionReady {
+					wantGen = observed
+				}
+				if c.ObservedGeneration != wantGen || !c.LastTransitionTime.Time.Equal(now) {
+					t.Errorf("%s: observedGeneration %d (want %d), time %v", c.Type, c.ObservedGeneration, wantGen, c.LastTransitionTime)
 				}
 				switch c.Type {
 				case ConditionReleased:
@@ -135,11 +169,18 @@ func TestComputeStatus_KeepsTransitionTimeWhenUnchanged(t *testing.T) {
 	d := rev(1, "deployed", digests{})
 	o := &observation{obj: &unstructured.Unstructured{Object: map[string]any{}}, facts: facts{latest: d, deployed: d},
 		health: &health{ready: true, objects: 1}}
-	st := computeStatus(o, prev, earlier.Add(time.Hour))
+	st := computeStatus(o, Status{Conditions: prev}, earlier.Add(time.Hour))
+	found := false
 	for _, c := range st.Conditions {
-		if c.Type == ConditionReady && !c.LastTransitionTime.Equal(&earlier) {
-			t.Errorf("Ready transition time moved to %v", c.LastTransitionTime)
+		if c.Type == ConditionReady {
+			found = true
+			if !c.LastTransitionTime.Equal(&earlier) {
+				t.Errorf("Ready transition time moved to %v", c.LastTransitionTime)
+			}
 		}
+	}
+	if !found {
+		t.Errorf("no Ready condition in %+v", st.Conditions)
 	}
 }
 

@@ -41,11 +41,7 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 	if client.IgnoreNotFound(err) != nil { // gone already: a reconcile from a stale cache got here first
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s: %w", Finalizer, err)
 	}
-	r.expect.forget(o.key)
-	r.written.forget(o.key)
-	r.failures.forget(o.key)
-	r.noticed.forget(o.key)
-	r.revisions.prune(o.release, nil)
+	r.forget(o.key)
 	o.done = true
 	return ctrl.Result{}, nil
 }

@@ -11,13 +11,14 @@ import (
 
 // unlock marks failed the newest revision, left pending by a rudder process
 // that is gone (it died mid-operation), so that the next reconcile can upgrade
-// or reinstall. Only one rudder reconciles at a time (leader election), so a
-// revision held by another rudder process is one nobody will finish. A
-// revision pending without a holder belongs to another writer, such as a
-// person with the helm CLI, and is never unlocked: plan waits for it.
+// or reinstall. A process is gone when its Lease (package liveness) expired
+// or was deleted: a live one's operation, such as a peer's when two managers
+// run at once, is never broken. A revision pending without a holder belongs
+// to another writer, such as a person with the helm CLI, and is never
+// unlocked: plan waits for it.
 //
 // Precondition: the newest revision is pending and its LabelHolder names
-// another rudder process.
+// another rudder process, whose Lease is not fresh.
 // Sets: Released Unknown (Unlocked); event Unlocked.
 func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, error) {
 	latest := o.facts.latest

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -54,11 +55,14 @@ func (w *dependentWatcher) watch(objs []*unstructured.Unstructured) error {
 }
 
 // forPredicate passes the custom-resource events worth a reconcile: those of
-// resources the watch's selector matches, and of changes to their spec,
+// resources the watch's selector matches or that carry rudder's finalizer
+// (they have a release, selected or not), and of changes to their spec,
 // labels, annotations or deletion — not the status writes of rudder itself.
-func forPredicate(sel labels.Selector) predicate.Predicate {
+func forPredicate(sel labels.Selector, finalizer string) predicate.Predicate {
 	return predicate.And(
-		predicate.NewPredicateFuncs(func(o client.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) }),
+		predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return sel.Matches(labels.Set(o.GetLabels())) || controllerutil.ContainsFinalizer(o, finalizer)
+		}),
 		predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}),
 	)
 }

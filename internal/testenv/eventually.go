@@ -9,7 +9,14 @@ import (
 // error after a minute: generous for a slow shared machine.
 func Eventually(t testing.TB, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	EventuallyWithin(t, time.Minute, what, check)
+}
+
+// EventuallyWithin is Eventually with a deadline of its own, for waits that
+// grow with the work (a thousand releases, say).
+func EventuallyWithin(t testing.TB, d time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		err := check()
 		if err == nil {

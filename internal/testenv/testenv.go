@@ -7,6 +7,7 @@ package testenv
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,10 +42,7 @@ func Start(extraCRDDirs ...string) (*envtest.Environment, *rest.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		assets = filepath.Join(root, "bin")
-	}
+	assets := assetsDir(root)
 	for _, b := range []string{"etcd", "kube-apiserver"} {
 		if !fileExists(filepath.Join(assets, b)) {
 			return nil, nil, fmt.Errorf("testenv: %s not found in %s: run `make tools` first", b, assets)
@@ -64,6 +62,44 @@ func Start(extraCRDDirs ...string) (*envtest.Environment, *rest.Config, error) {
 		return nil, nil, fmt.Errorf("testenv: starting envtest: %w", err)
 	}
 	return env, cfg, nil
+}
+
+// FuzzOnly says whether this test binary runs fuzz inputs and no test: as a worker of `go test -fuzz`, or as
+// its coordinator with -run '^$' (as `make fuzz` runs it). A TestMain then skips starting the servers only the
+// tests need. It parses the command line's flags.
+func FuzzOnly() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	value := func(name string) string {
+		if f := flag.Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	return value("test.fuzzworker") == "true" || (value("test.fuzz") != "" && value("test.run") == "^$")
+}
+
+// assetsDir is where `make tools` puts the control-plane binaries and helm:
+// KUBEBUILDER_ASSETS, else the repository's bin/.
+func assetsDir(root string) string {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir
+	}
+	return filepath.Join(root, "bin")
+}
+
+// Tool returns the path of a binary `make tools` builds, such as helm.
+func Tool(name string) (string, error) {
+	root, err := Root()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(assetsDir(root), name)
+	if !fileExists(p) {
+		return "", fmt.Errorf("testenv: %s not found at %s: run `make tools` first", name, p)
+	}
+	return p, nil
 }
 
 func fileExists(p string) bool {

@@ -1,0 +1,140 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/watches"
+)
+
+// helmStatuses are the statuses Helm stores a revision in.
+var helmStatuses = []string{
+	"deployed", "superseded", "failed", "uninstalled", "uninstalling",
+	"pending-install", "pending-upgrade", "pending-rollback", "unknown",
+}
+
+// writers are who wrote the newest revision: how its labels read. "alive"
+// is the one rudder process other than this one whose Lease is fresh.
+var writers = map[string]func(r *storage.Revision) *storage.Revision{
+	"rudder, this process":    func(r *storage.Revision) *storage.Revision { return held(r, "me") },
+	"rudder, gone":            func(r *storage.Revision) *storage.Revision { return held(r, "gone") },
+	"rudder, another running": func(r *storage.Revision) *storage.Revision { return held(r, "alive") },
+	"helm CLI, labels kept": func(r *storage.Revision) *storage.Revision { return byHand(held(r, "gone"), 1) },
+	"helm CLI, no labels": func(r *storage.Revision) *storage.Revision {
+		return &storage.Revision{Number: r.Number, Status: r.Status, UID: r.UID, Labels: map[string]string{}}
+	},
+}
+
+// histories returns every history of up to three revisions over
+// helmStatuses, newest first: more than the helm CLI can produce, so that
+// every one it can is among them.
+func histories() [][]string {
+	out := [][]string{nil}
+	prev := [][]string{nil}
+	for range 3 {
+		var next [][]string
+		for _, h := range prev {
+			for _, s := range helmStatuses {
+				next = append(next, append([]string{s}, h...))
+			}
+		}
+		out = append(out, next...)
+		prev = next
+	}
+	return out
+}
+
+// TestPlan_EveryHistory plans every stored history against every policy and
+// spec, and checks that each step it picks finds the revisions it reads
+// (step.check): no history leads to a step that would dereference a missing
+// revision, as `helm uninstall --keep-history` once did.
+func TestPlan_EveryHistory(t *testing.T) {
+	v1 := digests{values: "v1", chart: "c1"}
+	v2 := digests{values: "v2", chart: "c1"}
+	type rollbackCase struct {
+		to      int
+		at, gen int64
+	}
+	rollbacks := []rollbackCase{{0, -1, 1}, {1, -1, 1}, {1, 2, 2}, {1, 2, 3}}
+	type retryCase struct {
+		failures int
+		retryIn  time.Duration
+	}
+	retries := []retryCase{{0, 0}, {1, time.Second}, {3, 0}}
+	policies := []watches.Remediation{retry, rollback, uninst}
+	planned := map[step]int{}
+	checked := 0
+	for _, statuses := range histories() {
+		for wname, writer := range writers {
+			hist := make([]storage.Revision, len(statuses))
+			for i, s := range statuses {
+				d := v1
+				if i == 0 {
+					d = v2
+				}
+				r := rev(len(statuses)-i, s, d)
+				if i == 0 {
+					r = writer(r)
+				}
+				hist[i] = *r
+			}
+			var base facts
+			base.fromHistory(hist)
+			base.caughtUp, base.self = true, "me"
+			base.holderAlive = base.latest != nil && base.latest.Labels[LabelHolder] == "alive" && leftByRudder(base.latest, "me")
+			for _, rb := range rollbacks {
+				for _, rt := range retries {
+					for _, pol := range policies {
+						for _, oob := range []watches.OutOfBand{watches.OutOfBandRevert, watches.OutOfBandKeep} {
+							for _, want := range []digests{v1, v2} {
+								for _, stalled := range []bool{false, true} {
+									for _, remFailed := range []bool{false, true} {
+										f := base
+										f.rollbackTo, f.rolledBackAt, f.generation = rb.to, rb.at, rb.gen
+										f.failures, f.retryIn = rt.failures, rt.retryIn
+										f.remediation, f.outOfBand, f.want = pol, oob, want
+										f.stalled, f.remediationFailed = stalled, remFailed
+										st := plan(f)
+										planned[st]++
+										checked++
+										if err := st.check(f); err != nil {
+											t.Fatalf("history %v (newest by %s), facts %+v: %v", statuses, wname, f, err)
+										}
+										if f.holderAlive && st == stepUnlock {
+											t.Fatalf("history %v: unlocked the pending revision of a rudder process that still runs", statuses)
+										}
+										if len(hist) > 0 && hist[0].Status == "uninstalled" && st != stepInstall && st != stepHold {
+											t.Fatalf("history %v: newest revision uninstalled by hand, planned %s; want install (or hold under outOfBand: keep)", statuses, st)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	// The steps that stop before the history matters.
+	for _, f := range []facts{
+		{deleting: true}, {paused: true}, {caughtUp: false},
+		{caughtUp: true, valuesErr: errors.New("x")}, {caughtUp: true, hookErr: errors.New("x")},
+		{caughtUp: true, rollbackErr: errors.New("x")},
+	} {
+		st := plan(f)
+		planned[st]++
+		if err := st.check(f); err != nil {
+			t.Fatalf("facts %+v: %v", f, err)
+		}
+	}
+	t.Logf("%d plans checked; steps: %s", checked, fmt.Sprint(planned))
+	for _, st := range []step{stepUninstall, stepPaused, stepWait, stepInvalid, stepBlocked, stepUnlock, stepInstall, stepReinstall,
+		stepUpgrade, stepHold, stepNone, stepRollback, stepRollbackDone, stepRemediate, stepDropInstall} {
+		if planned[st] == 0 {
+			t.Errorf("no history led to step %s: the table misses a case", st)
+		}
+	}
+}
