@@ -95,6 +95,19 @@ func (d secretsDriver) Update(key string, rls *release.Release) error {
 	return nil
 }
 
+// Delete removes a stored revision. Unlike Helm's driver it does not read
+// and decode the revision first (Helm's uninstall and history pruning, its
+// only callers, drop what it returns), and a revision already gone counts
+// as deleted: a namespace being deleted takes the Secrets along, and the
+// uninstall of a release there must not fail for it.
+func (d secretsDriver) Delete(key string) (*release.Release, error) {
+	err := d.secrets.Delete(context.Background(), key, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("delete: failed to delete: %w", err)
+	}
+	return nil, nil
+}
+
 // secretOf returns the storage Secret of rls under key: its labels are the
 // release's, the time label stamp (createdAt or modifiedAt) and Helm's
 // name, owner, status and version; its data the encoded release.

@@ -8,6 +8,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -70,5 +71,36 @@ func TestSecretsDriver_WritesHelmsFormat(t *testing.T) {
 	}
 	if err := ours.Create(key, rel); !errors.Is(err, driver.ErrReleaseExists) {
 		t.Errorf("creating a stored revision again: %v, want driver.ErrReleaseExists", err)
+	}
+}
+
+// Deleting a revision already gone succeeds: a namespace being deleted takes
+// the storage Secrets along while an uninstall purges them, and Helm joins
+// a purge's error into a string no caller can tell from a real failure.
+func TestSecretsDriver_DeleteOfARevisionAlreadyGone(t *testing.T) {
+	secrets := fake.NewClientset().CoreV1().Secrets("shop")
+	ours := newSecretsDriver(secrets)
+	st := storage.Init(ours)
+	for v := 1; v <= 2; v++ {
+		rel := &release.Release{Name: "webapp-gone", Namespace: "shop", Version: v,
+			Info: &release.Info{Status: release.StatusSuperseded}, Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "webapp"}}}
+		if err := st.Create(rel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The namespace controller got to revision 1 first.
+	if err := secrets.Delete(context.Background(), "sh.helm.release.v1.webapp-gone.v1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for v := 1; v <= 2; v++ {
+		if _, err := st.Delete("webapp-gone", v); err != nil {
+			t.Errorf("deleting revision %d: %v", v, err)
+		}
+	}
+	if list, _ := secrets.List(context.Background(), metav1.ListOptions{}); len(list.Items) != 0 {
+		t.Errorf("%d storage Secrets left, want none", len(list.Items))
+	}
+	if _, err := st.Delete("webapp-gone", 3); err != nil {
+		t.Errorf("deleting a revision that never was: %v", err)
 	}
 }

@@ -65,7 +65,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := manager.New(manager.Options{Config: asRudder, MetricsAddr: "0", ProbeAddr: "0"}, log)
+	ownNamespace, err := bindNamespacedRole(ctx, k8s, root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := manager.New(manager.Options{Config: asRudder, MetricsAddr: "0", ProbeAddr: "0", LeaderElectionNamespace: ownNamespace}, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

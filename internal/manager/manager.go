@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/liveness"
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/storage"
@@ -122,7 +125,19 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	cs, err := kubernetes.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	recorder, err := newRecorder(mgr, cs, mgr.GetScheme())
+	if err != nil {
+		return nil, fmt.Errorf("starting the event recorder: %w", err)
+	}
 	holder := holderID()
+	holders, err := holdLease(mgr, cs, leaseNamespace(opts), holder)
+	if err != nil {
+		return nil, err
+	}
 	for _, w := range ws {
 		hooks, err := registry.Resolve(w.Hooks)
 		if err != nil {
@@ -132,13 +147,14 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 			Watch:      w,
 			Hooks:      hooks,
 			Holder:     holder,
+			Holders:    holders,
 			Client:     mgr.GetClient(),
 			Storage:    store,
 			Dependents: dependents,
 			APIReader:  mgr.GetAPIReader(),
 			Helm:       hg,
 			Mapper:     mgr.GetRESTMapper(),
-			Recorder:   mgr.GetEventRecorder("rudder"),
+			Recorder:   recorder,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, err
@@ -170,6 +186,31 @@ func loadWatches(file string) ([]watches.Watch, error) {
 		return watches.LoadFile(file)
 	}
 	return watches.Load(rudder.Files, rudder.WatchesFile)
+}
+
+// holdLease takes this process's Lease (package liveness), renewed while the
+// manager runs, and returns the checker of other processes' Leases.
+func holdLease(mgr ctrl.Manager, cs kubernetes.Interface, ns, holder string) (*liveness.Checker, error) {
+	lease := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: ns, Holder: holder}
+	if err := lease.Acquire(context.Background()); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(lease); err != nil {
+		return nil, err
+	}
+	return &liveness.Checker{Leases: cs.CoordinationV1(), Namespace: ns}, nil
+}
+
+// leaseNamespace is where the processes' Leases live: the leader election's
+// namespace, else the one rudder runs in, else "default" (outside a cluster).
+func leaseNamespace(opts Options) string {
+	if opts.LeaderElectionNamespace != "" {
+		return opts.LeaderElectionNamespace
+	}
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		return string(bytes.TrimSpace(b))
+	}
+	return "default"
 }
 
 // holderID names this process on the revisions it writes: the host (the pod's

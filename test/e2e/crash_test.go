@@ -29,7 +29,8 @@ type crashApp struct {
 // TestCrash_KillDuringOperations is issue 5's crash test: the manager is
 // killed with SIGKILL at random moments of a wave of installs, upgrades,
 // rollbacks and uninstalls, and started again, at least 20 times
-// (RUDDER_CRASH_KILLS for more). Afterwards no release may be pending and
+// (RUDDER_CRASH_KILLS for more; RUDDER_CRASH_SEED replays a run's random
+// choices). Afterwards no release may be pending and
 // every WebApp must match its spec, with its Helm release, its Deployment and
 // its status agreeing.
 func TestCrash_KillDuringOperations(t *testing.T) {
@@ -42,7 +43,14 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 		kills = n
 	}
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("random seed %d (kills %d)", seed, kills)
+	if s := os.Getenv("RUDDER_CRASH_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("RUDDER_CRASH_SEED=%q: want the seed a failed run printed", s)
+		}
+		seed = n
+	}
+	t.Logf("random seed %d (kills %d); RUDDER_CRASH_SEED=%d replays this run's choices", seed, kills, seed)
 	rng := rand.New(rand.NewPCG(seed, seed>>7))
 
 	logManagerOnFailure(t)
@@ -83,6 +91,11 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills, %d of them left a release pending; operations: %v", kills, pendingAfterKill, kinds)
+	// The test is of crashes in flight: with most kills aimed at a pending
+	// release, some must have landed on one, or it proved nothing.
+	if pendingAfterKill == 0 {
+		t.Fatalf("none of %d kills landed on an operation in flight (seed %d): the test did not test crashes mid-operation", kills, seed)
+	}
 
 	// The wave is over: leave every rollback, so that each WebApp must end on its spec.
 	for _, a := range w.apps {

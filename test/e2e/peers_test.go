@@ -1,0 +1,74 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Issue 11, defect 7: two managers running at once (leader election off)
+// never mark each other's in-flight operations failed. Each holds a Lease
+// (internal/liveness) while it runs; a revision pending by the other is the
+// other's to finish while that Lease is fresh. A wave of installs and image
+// changes on 20 WebApps, served by both, converges with no revision unlocked
+// and none failed.
+func TestPeers_TwoManagersNeverBreakEachOthersOperations(t *testing.T) {
+	const ns, n = "peers", 20
+	createNamespace(t, ns)
+	peer, err := startManager(rudder.cmd.Path, filepath.Join(filepath.Dir(rudder.logPath), "peer.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = peer.stop(shutdownTimeout) })
+	if err := peer.waitReady(readyTimeout); err != nil {
+		t.Fatal(err)
+	}
+	apps := make([]*lcApp, n)
+	for i := range apps {
+		apps[i] = newApp(t, ns, fmt.Sprintf("peer-%02d", i))
+		apps[i].create(map[string]any{"image": "nginx:1.21", "replicas": 1, "port": 80})
+	}
+	for _, a := range apps {
+		a.patch(`{"spec":{"image":"nginx:1.22"}}`)
+	}
+	eventuallyWithin(t, 5*time.Minute, "every WebApp on nginx:1.22, nothing pending", func() error {
+		for _, a := range apps {
+			wa, err := a.get()
+			if err != nil {
+				return err
+			}
+			if wa.Status.Phase != "Running" || wa.Status.ObservedGeneration != wa.Metadata.Generation {
+				return fmt.Errorf("WebApp %s: phase %s, observedGeneration %d of %d", a.name, wa.Status.Phase, wa.Status.ObservedGeneration, wa.Metadata.Generation)
+			}
+			dep, err := a.deployment()
+			if err != nil {
+				return err
+			}
+			if img := dep.Spec.Template.Spec.Containers[0].Image; img != "nginx:1.22" {
+				return fmt.Errorf("WebApp %s: Deployment on %s", a.name, img)
+			}
+			for _, r := range a.mustHistory() {
+				if isPendingStatus(r.Status) {
+					return fmt.Errorf("WebApp %s: revision %d %s", a.name, r.Revision, r.Status)
+				}
+			}
+		}
+		return nil
+	})
+	for _, a := range apps {
+		for _, r := range a.mustHistory() {
+			if r.Status == "failed" || strings.Contains(r.Description, "unlocked by rudder") {
+				t.Errorf("release %s revision %d: %s (%s): a manager broke its peer's operation", a.release(), r.Revision, r.Status, r.Description)
+			}
+		}
+	}
+	for _, log := range []string{rudderLog(t), peer.tail(1 << 20)} {
+		if strings.Contains(log, "Unlocked a revision left pending") {
+			t.Errorf("a manager unlocked a revision its running peer held")
+		}
+	}
+}
