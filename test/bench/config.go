@@ -26,7 +26,7 @@ const (
 type config struct {
 	// N is the number of WebApps. Default 1000.
 	N int
-	// Replicas of each WebApp. Default 2; may be 0.
+	// Replicas of each WebApp. Default 2; at least 1, the WebApp CRD's minimum.
 	Replicas int
 	// Idle and Churn are how long the idle and churn scenarios last. Default 60 s each.
 	Idle, Churn time.Duration
@@ -46,8 +46,6 @@ type config struct {
 	// Workers is WebApp's maxConcurrentReconciles in watches.yaml: the
 	// floor's apply goroutines and the baseline's workers.
 	Workers int
-	// Notes are printed under the table (such as a replicas fallback).
-	Notes []string
 }
 
 // Images describes the change wave's images.
@@ -70,7 +68,7 @@ func configFromEnv() (config, error) {
 	if cfg.N, err = envInt(envWebApps, cfg.N, 1); err != nil {
 		return cfg, err
 	}
-	if cfg.Replicas, err = envInt(envReplicas, cfg.Replicas, 0); err != nil {
+	if cfg.Replicas, err = envInt(envReplicas, cfg.Replicas, 1); err != nil {
 		return cfg, err
 	}
 	idle, err := envInt(envIdle, int(cfg.Idle.Seconds()), 1)

@@ -106,15 +106,11 @@ func writeDoc(path, section string) error {
 	return os.WriteFile(path, []byte(doc), 0o644)
 }
 
-// section is the generated text of a run: where and how it ran, the table,
-// and the notes of the run.
+// section is the generated text of a run: where and how it ran, and the table.
 func section(root string, cfg config, results map[string]*result, now time.Time) string {
 	var b strings.Builder
 	b.WriteString(machine(root, cfg, now))
 	b.WriteString("\n")
 	b.WriteString(formatTable(results))
-	for _, n := range cfg.Notes {
-		b.WriteString("\n" + n + "\n")
-	}
 	return b.String()
 }

@@ -36,9 +36,9 @@ func runBench(ctx context.Context, cfg config) (map[string]*result, config, erro
 		return results, cfg, err
 	}
 	if room < cfg.N*cfg.Replicas {
-		cfg.Notes = append(cfg.Notes, fmt.Sprintf("The cluster has room for %d more pods, not %d: the WebApps ran with replicas 0 "+
-			"(no pods, so churn deleted nothing).", room, cfg.N*cfg.Replicas))
-		cfg.Replicas = 0
+		// The WebApp CRD refuses replicas 0: a run without pods is not one.
+		return results, cfg, fmt.Errorf("the cluster has room for %d more pods, not the %d of %d WebApps of %d replicas: "+
+			"start it with more kwok nodes (RUDDER_KWOK_NODES) or run fewer WebApps (%s)", room, cfg.N*cfg.Replicas, cfg.N, cfg.Replicas, envWebApps)
 	}
 	logDir, err := os.MkdirTemp("", "rudder-bench-")
 	if err != nil {
