@@ -110,6 +110,11 @@ type Spec struct {
 	MaxHistory int
 	// PostRenderer, when set, edits the rendered manifest before it is applied.
 	PostRenderer postrender.PostRenderer
+	// Replace lets Install install over a history whose newest revision is
+	// uninstalled (helm uninstall --keep-history), numbering on from it. Only
+	// then: Helm's replace also marks a newest revision that is pending
+	// superseded, which would break another writer's install in flight.
+	Replace bool
 }
 
 // Install installs a new release. On failure the returned release, when not
@@ -120,9 +125,7 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	in.Namespace = c.namespace
 	in.Labels = withoutNulls(s.Labels)
 	in.PostRenderer = s.PostRenderer
-	// rudder installs over a history only when its newest revision is
-	// uninstalled (helm uninstall --keep-history): numbering goes on from it.
-	in.Replace = true
+	in.Replace = s.Replace
 	// The API server validates every object; Helm's client-side validation
 	// would download and decode the OpenAPI document of each group first.
 	in.DisableOpenAPIValidation = true

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
@@ -60,6 +62,12 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		rel = r.mark(ctx, hc, rel)
 		r.revisions.remember(o.release, rel)
 	}
+	if err != nil && namespaceTerminating(err) {
+		// Its deletion reaches the custom resource next: nothing failed.
+		log.V(1).Info("Helm "+a.verb+" stopped: the namespace is being deleted", "error", err.Error())
+		o.done = true
+		return ctrl.Result{}, nil
+	}
 	if err != nil {
 		msg := err.Error()
 		limit := r.Watch.Remediation.MaxAttempts
@@ -104,4 +112,12 @@ func pastTense(verb string) string {
 		return "Upgraded to"
 	}
 	return verb + "ed"
+}
+
+// namespaceTerminating reports whether err is the API server's refusal to
+// create anything in a namespace being deleted. Helm joins some errors into
+// strings, so the message counts as well as the status cause.
+func namespaceTerminating(err error) bool {
+	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) ||
+		strings.Contains(err.Error(), "because it is being terminated")
 }

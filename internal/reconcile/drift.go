@@ -62,6 +62,9 @@ func (r *Reconciler) repaired(ctx context.Context, o *observation, obj *unstruct
 }
 
 func (r *Reconciler) repairFailed(o *observation, ref string, err error) error {
+	if namespaceTerminating(err) {
+		return err // no event: the namespace's deletion reaches the resource next
+	}
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonDriftRepairFail, "Repair", "Cannot put back %s: %s", ref, err.Error())
 	return fmt.Errorf("putting back %s: %w", ref, err)
 }

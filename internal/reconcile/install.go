@@ -10,7 +10,8 @@ import (
 
 // install installs the first revision of a release.
 //
-// Precondition: storage holds no revision of the release.
+// Precondition: storage holds no revision of the release, or its newest is
+// uninstalled (helm uninstall --keep-history), which this install replaces.
 // On success: Released Unknown (Installing) and phase Deploying until storage
 // shows the revision; event InstallSucceeded.
 // On failure: Released False (InstallFailed), phase Failed, event
@@ -24,6 +25,7 @@ func (r *Reconciler) install(ctx context.Context, o *observation) (ctrl.Result, 
 		failed:    ReasonInstallFailed,
 		phase:     PhaseDeploying,
 		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
+			s.Replace = o.facts.latest != nil && o.facts.latest.Status == "uninstalled"
 			return c.Install(ctx, s)
 		},
 	})

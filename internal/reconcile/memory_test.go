@@ -154,10 +154,10 @@ func TestReconciler_LeavingTheSelector(t *testing.T) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gadgetGVK)
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "leaver"}, u); client.IgnoreNotFound(err) != nil || err == nil {
-			return fmt.Errorf("still there (finalizers %v, err %v)", u.GetFinalizers(), err)
+			return fmt.Errorf("still there (finalizers %v, err %w)", u.GetFinalizers(), err)
 		}
 		if revs, err := revisions(ns, "gadget-leaver"); err != nil || len(revs) > 0 {
-			return fmt.Errorf("revisions %v, err %v", revs, err)
+			return fmt.Errorf("revisions %v, err %w", revs, err)
 		}
 		return client.IgnoreNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gadget-leaver"}, &corev1.ConfigMap{}))
 	})

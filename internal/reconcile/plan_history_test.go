@@ -22,7 +22,7 @@ var writers = map[string]func(r *storage.Revision) *storage.Revision{
 	"rudder, this process":    func(r *storage.Revision) *storage.Revision { return held(r, "me") },
 	"rudder, gone":            func(r *storage.Revision) *storage.Revision { return held(r, "gone") },
 	"rudder, another running": func(r *storage.Revision) *storage.Revision { return held(r, "alive") },
-	"helm CLI, labels kept": func(r *storage.Revision) *storage.Revision { return byHand(held(r, "gone"), 1) },
+	"helm CLI, labels kept":   func(r *storage.Revision) *storage.Revision { return byHand(held(r, "gone"), 1) },
 	"helm CLI, no labels": func(r *storage.Revision) *storage.Revision {
 		return &storage.Revision{Number: r.Number, Status: r.Status, UID: r.UID, Labels: map[string]string{}}
 	},

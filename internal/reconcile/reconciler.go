@@ -110,6 +110,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.assess(ctx, o, false) // the serving revision's health, whatever the step does
 	}
 	res, err := r.run(ctx, st, o)
+	if err != nil && namespaceTerminating(err) {
+		// A repair or a hook met the namespace's deletion, which reaches
+		// this resource next: not an error of the release.
+		ctrl.LoggerFrom(ctx).V(1).Info("Step stopped: the namespace is being deleted", "step", st, "error", err.Error())
+		return ctrl.Result{}, nil
+	}
 	res = withHookRequeue(res, o)
 	if o.done {
 		return res, err

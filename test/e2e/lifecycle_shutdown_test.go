@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -125,7 +126,7 @@ func TestLifecycle_NamespaceDeletionCleansUp(t *testing.T) {
 	for _, a := range apps {
 		a.waitServing(1, "nginx:1.21", 1)
 	}
-	logged := len(rudderLog(t))
+	logged := logSize(t)
 	kubectl(t, "delete", "namespace", ns, "--wait=false")
 	eventually(t, "namespace "+ns+" gone", func() error {
 		if err := namespaceGone(ns); err != nil {
@@ -140,19 +141,16 @@ func TestLifecycle_NamespaceDeletionCleansUp(t *testing.T) {
 			t.Errorf("expected no release %s once namespace %s is gone, saw %s", a.release(), ns, toJSON(rel))
 		}
 	}
-	// Every WebApp's deletion was reconciled: its uninstall logged, then nothing in error.
-	log := rudderLog(t)[logged:]
-	uninstalled, errorLines := 0, []string{}
-	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, `"msg":"Helm uninstall succeeded"`) && strings.Contains(line, ns) {
-			uninstalled++
-		}
-		if strings.Contains(line, `"level":"error"`) && strings.Contains(line, ns) {
+	// The namespace is gone, so rudder reconciled the deletion of every
+	// WebApp (it removed their finalizers); it logged no error doing so. The
+	// namespace controller deletes the storage Secrets and objects meanwhile,
+	// so a reconcile may also find a WebApp not yet deleting and its release
+	// gone: its install, refused in a terminating namespace, is no error either.
+	var errorLines []string
+	for _, line := range strings.Split(logSince(t, logged), "\n") {
+		if strings.Contains(line, "\tERROR\t") && strings.Contains(line, ns) {
 			errorLines = append(errorLines, line)
 		}
-	}
-	if uninstalled < n {
-		t.Errorf("expected %d uninstalls logged for namespace %s, saw only %d", n, ns, uninstalled)
 	}
 	if len(errorLines) > 0 {
 		t.Errorf("deleting namespace %s logged %d error lines, want none; the first: %s", ns, len(errorLines), errorLines[0])
@@ -270,4 +268,28 @@ func TestLifecycle_UninstallBlockedShowsWhy(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// logSize returns the size of the running manager's log: where what it logs
+// next starts.
+func logSize(t *testing.T) int64 {
+	t.Helper()
+	fi, err := os.Stat(rudder.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// logSince returns what the running manager logged past offset.
+func logSince(t *testing.T, offset int64) string {
+	t.Helper()
+	b, err := os.ReadFile(rudder.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if offset > int64(len(b)) {
+		t.Fatalf("the manager log %s is shorter than offset %d: it was restarted", rudder.logPath, offset)
+	}
+	return string(b[offset:])
 }
