@@ -12,6 +12,8 @@ export PATH := $(BIN):$(PATH)
 export KUBEBUILDER_ASSETS := $(BIN)
 
 GO_TEST_FLAGS ?= -count=1
+# make fuzz: how long each fuzz target runs (a Go duration, or a count such as 1000x).
+FUZZTIME      ?= 10s
 E2E_TIMEOUT   ?= 40m
 BENCH_TIMEOUT ?= 240m
 
@@ -62,11 +64,19 @@ run: tools build ## Run rudder in the foreground (starts a local cluster when KU
 	hack/run.sh
 
 .PHONY: test
-test: tools test-unit test-e2e ## Run every test: unit, integration (envtest) and end-to-end (local cluster).
+test: tools test-unit test-fuzz test-e2e ## Run every test: unit, integration (envtest), a short fuzzing of each target, end-to-end (local cluster).
 
 .PHONY: test-unit
 test-unit: ## Run unit and integration tests (envtest on the binaries in bin/).
 	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-fuzz
+test-fuzz: ## Fuzz each target for 2s (make test's short run; make fuzz for longer).
+	FUZZTIME=2s hack/fuzz.sh -parallel 1
+
+.PHONY: fuzz
+fuzz: ## Run each Go fuzz target for FUZZTIME (10s), one after another; go test runs their seeds already (hack/fuzz.sh).
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 .PHONY: test-e2e
 test-e2e: tools build baseline ## Run end-to-end tests and the short benchmark on the local cluster (started and stopped around them).

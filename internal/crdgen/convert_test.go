@@ -36,6 +36,7 @@ func TestConvertDocument_Keywords(t *testing.T) {
 		{name: "int or string oneOf", value: `{"oneOf": [{"type": "string"}, {"type": "integer"}]}`, want: `{"x-kubernetes-int-or-string":true}`},
 		{name: "int or string anyOf", value: `{"anyOf": [{"type": "integer"}, {"type": "string"}]}`, want: `{"x-kubernetes-int-or-string":true}`},
 		{name: "description and default", value: `{"type": "integer", "description": "d", "default": 3}`, want: `{"description":"d","type":"integer","default":3}`},
+		{name: "null default", value: `{"type": "string", "nullable": true, "default": null}`, want: `{"type":"string","nullable":true}`, warn: "default: null is left out"},
 		{name: "enum", value: `{"type": "string", "enum": ["a", "b"]}`, want: `{"type":"string","enum":["a","b"]}`},
 		{name: "const", value: `{"type": "string", "const": "a"}`, want: `{"type":"string","enum":["a"]}`},
 		{name: "bounds", value: `{"type": "number", "minimum": 1, "maximum": 9, "multipleOf": 0.5}`, want: `{"type":"number","maximum":9,"minimum":1,"multipleOf":0.5}`},

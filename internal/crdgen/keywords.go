@@ -54,6 +54,9 @@ func (c *converter) keyword(path, key string, raw json.RawMessage, n node, out *
 		s, err := c.convert(path, raw)
 		out.Not = &s
 		return err
+	case "default":
+		c.defaultValue(path, raw, out)
+		return nil
 	case "format":
 		return c.format(path, raw, out)
 	case "exclusiveMinimum", "exclusiveMaximum":

@@ -22,10 +22,6 @@ var scalars = map[string]func(json.RawMessage, *apiextensionsv1.JSONSchemaProps)
 	"maxItems":      func(r json.RawMessage, o *apiextensionsv1.JSONSchemaProps) error { return into(r, &o.MaxItems) },
 	"minProperties": func(r json.RawMessage, o *apiextensionsv1.JSONSchemaProps) error { return into(r, &o.MinProperties) },
 	"maxProperties": func(r json.RawMessage, o *apiextensionsv1.JSONSchemaProps) error { return into(r, &o.MaxProperties) },
-	"default": func(r json.RawMessage, o *apiextensionsv1.JSONSchemaProps) error {
-		o.Default = &apiextensionsv1.JSON{Raw: compact(r)}
-		return nil
-	},
 	"const": func(r json.RawMessage, o *apiextensionsv1.JSONSchemaProps) error {
 		o.Enum = []apiextensionsv1.JSON{{Raw: compact(r)}}
 		return nil
@@ -94,6 +90,18 @@ func (c *converter) format(path string, raw json.RawMessage, out *apiextensionsv
 	}
 	out.Format = f
 	return nil
+}
+
+// defaultValue reads default. A null default is left out: the API server reads "default": null as no default,
+// so a CRD holding one would not read back as written.
+func (c *converter) defaultValue(path string, raw json.RawMessage, out *apiextensionsv1.JSONSchemaProps) {
+	v := compact(raw)
+	if string(v) == "null" {
+		c.warnf(path, "default", "null is left out: the API server reads a null default as no default; remove it, "+
+			"or list it in %s", keyHelmOnly)
+		return
+	}
+	out.Default = &apiextensionsv1.JSON{Raw: v}
 }
 
 // exclusive reads exclusiveMinimum or exclusiveMaximum: a number in draft-07, a flag beside minimum or maximum

@@ -1,5 +1,7 @@
 // Package hook defines the Go hooks a kind enables by name in watches.yaml:
 // small pieces of reconcile a chart cannot express (a generated password
 // Secret, a backup schedule), each owning exactly one condition type. It holds
-// the interface and the registry, not the hooks themselves.
+// the interface, the registry and the readers of release values the hooks
+// share (String, Bool, Int, Quantity: a wrong value is a FieldError naming the
+// spec field), not the hooks themselves.
 package hook

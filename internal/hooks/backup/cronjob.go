@@ -27,7 +27,7 @@ type spec struct {
 	usernameKey     string
 	passwordKey     string
 	schedule        string
-	storageSize     string
+	storageSize     resource.Quantity
 	retention       int64
 }
 
@@ -45,22 +45,18 @@ func (s spec) labels() map[string]string {
 
 // volumeClaim is the backup volume. It has no owner: it outlives the Database
 // unless the deletion policy says Delete.
-func (s spec) volumeClaim() (*corev1.PersistentVolumeClaim, error) {
-	size, err := resource.ParseQuantity(s.storageSize)
-	if err != nil {
-		return nil, fmt.Errorf("spec.backup.storageSize %q: %w", s.storageSize, err)
-	}
+func (s spec) volumeClaim() *corev1.PersistentVolumeClaim {
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: s.objectName(), Namespace: s.namespace, Labels: s.labels()},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: s.storageSize}},
 		},
 	}
 	if s.storageClass != "" {
 		pvc.Spec.StorageClassName = ptr.To(s.storageClass)
 	}
-	return pvc, nil
+	return pvc
 }
 
 // cronJobSpec is the wanted spec of the backup CronJob: never two backups at

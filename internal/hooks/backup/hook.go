@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -51,24 +53,61 @@ func (*Hook) Name() string { return Name }
 // Condition implements hook.Hook.
 func (*Hook) Condition() string { return Condition }
 
-func specOf(obj *unstructured.Unstructured, values map[string]any) (spec, bool) {
-	str := func(path ...string) string { s, _, _ := unstructured.NestedString(values, path...); return s }
-	enabled, _, _ := unstructured.NestedBool(values, "backup", "enabled")
-	retention, found, _ := unstructured.NestedInt64(values, "backup", "retention")
-	if !found {
-		retention = 7
+// Defaults of spec.backup, as the database chart's values.schema.json declares them.
+const (
+	defaultSchedule    = "0 2 * * *"
+	defaultStorageSize = "10Gi"
+	defaultRetention   = 7
+)
+
+// specOf reads what the hook needs of a Database from values; enabled is spec.backup.enabled. Each string
+// takes its default when unset or empty. A value of the wrong type, a backup.storageSize that is not a
+// positive quantity or a backup.retention below 1 is a *hook.FieldError naming it.
+func specOf(obj *unstructured.Unstructured, values map[string]any) (s spec, enabled bool, err error) {
+	s = spec{name: obj.GetName(), namespace: obj.GetNamespace(), schedule: defaultSchedule,
+		storageSize: resource.MustParse(defaultStorageSize), retention: defaultRetention}
+	for _, f := range []struct {
+		into *string
+		path []string
+	}{
+		{&s.version, []string{"version"}},
+		{&s.database, []string{"database"}},
+		{&s.storageClass, []string{"storageClass"}},
+		{&s.secretName, []string{"credentials", "secretName"}},
+		{&s.usernameKey, []string{"credentials", "usernameKey"}},
+		{&s.passwordKey, []string{"credentials", "passwordKey"}},
+		{&s.schedule, []string{"backup", "schedule"}},
+	} {
+		v, _, err := hook.String(values, f.path...)
+		if err != nil {
+			return spec{}, false, err
+		}
+		if v != "" {
+			*f.into = v
+		}
 	}
-	s := spec{
-		name: obj.GetName(), namespace: obj.GetNamespace(),
-		version: str("version"), database: str("database"), storageClass: str("storageClass"),
-		secretName: str("credentials", "secretName"), usernameKey: str("credentials", "usernameKey"),
-		passwordKey: str("credentials", "passwordKey"),
-		schedule:    str("backup", "schedule"), storageSize: str("backup", "storageSize"), retention: retention,
+	size, found, err := hook.Quantity(values, "backup", "storageSize")
+	if err != nil {
+		return spec{}, false, err
 	}
-	if s.storageSize == "" {
-		s.storageSize = "10Gi"
+	if found {
+		s.storageSize = size
 	}
-	return s, enabled
+	retention, found, err := hook.Int(values, "backup", "retention")
+	switch {
+	case err != nil:
+		return spec{}, false, err
+	case found && (retention < 1 || retention > math.MaxInt32):
+		return spec{}, false, &hook.FieldError{Field: "backup.retention", Problem: fmt.Sprintf(
+			"%d is out of range: keep from 1 to %d backups", retention, math.MaxInt32)}
+	case found:
+		s.retention = retention
+	}
+	enabled, _, err = hook.Bool(values, "backup", "enabled")
+	if err != nil {
+		return spec{}, false, err
+	}
+	return s, enabled, nil
 }
 
 // Reconcile implements hook.Hook. With backups enabled it makes sure the
@@ -76,7 +115,10 @@ func specOf(obj *unstructured.Unstructured, values map[string]any) (spec, bool) 
 // disabled, it deletes the CronJob and keeps the volume with its dumps. Either
 // way it reports the Jobs' outcomes.
 func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, values map[string]any) (hook.Result, error) {
-	s, enabled := specOf(obj, values)
+	s, enabled, err := specOf(obj, values)
+	if err != nil {
+		return hook.Result{}, err
+	}
 	cronJob := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: s.objectName(), Namespace: s.namespace}}
 	if !enabled {
 		if err := client.IgnoreNotFound(h.Client.Delete(ctx, cronJob)); err != nil {
@@ -99,11 +141,8 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 }
 
 func (h *Hook) ensureVolume(ctx context.Context, s spec) error {
-	want, err := s.volumeClaim()
-	if err != nil {
-		return err
-	}
-	err = h.Reader.Get(ctx, client.ObjectKeyFromObject(want), &corev1.PersistentVolumeClaim{})
+	want := s.volumeClaim()
+	err := h.Reader.Get(ctx, client.ObjectKeyFromObject(want), &corev1.PersistentVolumeClaim{})
 	if apierrors.IsNotFound(err) {
 		err = client.IgnoreAlreadyExists(h.Client.Create(ctx, want))
 	}

@@ -62,27 +62,46 @@ type restoreRequest struct {
 	from, backup string
 }
 
+// restoreRequestOf reads spec.restore from values; requested is false when spec.restore.from is unset or
+// empty. The backup is "latest" when unset or empty. A value of the wrong type is a *hook.FieldError naming it.
+func restoreRequestOf(values map[string]any) (req restoreRequest, requested bool, err error) {
+	from, _, err := hook.String(values, "restore", "from")
+	if err != nil {
+		return restoreRequest{}, false, err
+	}
+	backup, _, err := hook.String(values, "restore", "backup")
+	if err != nil {
+		return restoreRequest{}, false, err
+	}
+	if backup == "" {
+		backup = "latest"
+	}
+	return restoreRequest{from: from, backup: backup}, from != "", nil
+}
+
 func (s spec) dataClaim() string  { return "data-" + s.name + "-0" }
 func (s spec) restoreJob() string { return s.name + "-restore" }
 
 // Reconcile implements hook.Hook. It never blocks the release: the server
 // the dump is loaded into is the release's.
 func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured, values map[string]any) (hook.Result, error) {
-	from, _, _ := unstructured.NestedString(values, "restore", "from")
-	if from == "" {
+	req, requested, err := restoreRequestOf(values)
+	if err != nil {
+		return hook.Result{}, err
+	}
+	if !requested {
 		return hook.Result{
 			Status:    map[string]any{"restore": nil},
 			Condition: metav1.Condition{Status: metav1.ConditionTrue, Reason: "NotRequested", Message: "spec.restore is not set: the Database started empty"},
 		}, nil
 	}
-	req := restoreRequest{from: from, backup: "latest"}
-	if b, _, _ := unstructured.NestedString(values, "restore", "backup"); b != "" {
-		req.backup = b
+	s, _, err := specOf(obj, values)
+	if err != nil {
+		return hook.Result{}, err
 	}
-	s, _ := specOf(obj, values)
 
 	var claim corev1.PersistentVolumeClaim
-	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.dataClaim()}, &claim)
+	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.dataClaim()}, &claim)
 	switch {
 	case apierrors.IsNotFound(err):
 		// The StatefulSet has not made it yet.

@@ -17,12 +17,38 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
-// pgBin is where Debian's postgresql package puts the PostgreSQL 15 server
-// and client programs; the scripts find the clients through PATH, as in the
-// official image.
-const pgBin = "/usr/lib/postgresql/15/bin"
+// pgBin is where the machine's PostgreSQL server and client programs are
+// (findPGBin); the scripts find the clients through PATH, as in the official
+// image.
+var pgBin = findPGBin()
+
+// findPGBin returns the bin directory of the newest PostgreSQL major version
+// Debian's packages installed (/usr/lib/postgresql/<major>/bin), else the
+// directory of the initdb on PATH; "" when there is none.
+func findPGBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	best, bestMajor := "", -1
+	for _, d := range dirs {
+		major, err := strconv.Atoi(filepath.Base(filepath.Dir(d)))
+		if err != nil || major <= bestMajor {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			best, bestMajor = d, major
+		}
+	}
+	if best != "" {
+		return best
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p)
+	}
+	return ""
+}
 
 // server is a private PostgreSQL server on a loopback port with password
 // (SCRAM) authentication, shared by the tests of this package.
@@ -43,6 +69,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if testenv.FuzzOnly() {
+		os.Exit(m.Run()) // the fuzz targets read specs: they need no server
+	}
 	srv, srvErr = startServer()
 	code := m.Run()
 	if srv != nil {
@@ -64,7 +93,7 @@ func pg(t *testing.T) *server {
 func startServer() (*server, error) {
 	for _, p := range []string{"initdb", "postgres", "pg_isready", "psql", "pg_dump", "pg_restore"} {
 		if _, err := os.Stat(filepath.Join(pgBin, p)); err != nil {
-			return nil, fmt.Errorf("%s/%s not found: install PostgreSQL 15 (apt-get install postgresql)", pgBin, p)
+			return nil, fmt.Errorf("PostgreSQL's %s not found (looked in /usr/lib/postgresql/*/bin and PATH): install PostgreSQL (apt-get install postgresql)", p)
 		}
 	}
 	// initdb and postgres refuse to run as root: as root, run them as the

@@ -57,30 +57,47 @@ type credentials struct {
 	secretName, usernameKey, passwordKey, database string
 }
 
-func credentialsOf(obj *unstructured.Unstructured, values map[string]any) credentials {
-	str := func(def string, path ...string) string {
-		if s, ok, _ := unstructured.NestedString(values, path...); ok && s != "" {
-			return s
+// credentialsOf reads spec.credentials and spec.database from values; each takes its default when unset or
+// empty. A value of the wrong type is a *hook.FieldError naming it.
+func credentialsOf(obj *unstructured.Unstructured, values map[string]any) (credentials, error) {
+	c := credentials{
+		secretName:  obj.GetName() + "-credentials",
+		usernameKey: "username",
+		passwordKey: "password",
+		database:    obj.GetName(),
+	}
+	for _, f := range []struct {
+		into *string
+		path []string
+	}{
+		{&c.secretName, []string{"credentials", "secretName"}},
+		{&c.usernameKey, []string{"credentials", "usernameKey"}},
+		{&c.passwordKey, []string{"credentials", "passwordKey"}},
+		{&c.database, []string{"database"}},
+	} {
+		s, _, err := hook.String(values, f.path...)
+		if err != nil {
+			return credentials{}, err
 		}
-		return def
+		if s != "" {
+			*f.into = s
+		}
 	}
-	return credentials{
-		secretName:  str(obj.GetName()+"-credentials", "credentials", "secretName"),
-		usernameKey: str("username", "credentials", "usernameKey"),
-		passwordKey: str("password", "credentials", "passwordKey"),
-		database:    str(obj.GetName(), "database"),
-	}
+	return c, nil
 }
 
 // Reconcile implements hook.Hook: it generates the Secret when it does not
 // exist and checks that an existing one holds the keys the chart reads.
 func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, values map[string]any) (hook.Result, error) {
-	creds := credentialsOf(obj, values)
+	creds, err := credentialsOf(obj, values)
+	if err != nil {
+		return hook.Result{}, err
+	}
 	res := hook.Result{Values: map[string]any{"credentials": map[string]any{
 		"secretName": creds.secretName, "usernameKey": creds.usernameKey, "passwordKey": creds.passwordKey,
 	}}}
 	var secret corev1.Secret
-	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: creds.secretName}, &secret)
+	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: creds.secretName}, &secret)
 	if apierrors.IsNotFound(err) {
 		secret, err = h.generate(ctx, obj, creds)
 	}
@@ -148,9 +165,13 @@ func (h *Hook) Finalize(ctx context.Context, obj *unstructured.Unstructured) err
 		return nil
 	}
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-	creds := credentialsOf(obj, spec)
+	creds, err := credentialsOf(obj, spec)
+	if err != nil {
+		return fmt.Errorf("finding the credentials Secret to delete: %w; correct it, or set spec.deletionPolicy to Retain "+
+			"to keep the Secret", err)
+	}
 	var secret corev1.Secret
-	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: creds.secretName}, &secret)
+	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: creds.secretName}, &secret)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -40,12 +40,15 @@ func (*Hook) Condition() string { return Condition }
 
 // Reconcile implements hook.Hook.
 func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, values map[string]any) (hook.Result, error) {
+	want, err := wantedVersion(values)
+	if err != nil {
+		return hook.Result{}, err
+	}
 	var pods corev1.PodList
-	err := h.Reader.List(ctx, &pods, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{"app": obj.GetName()})
+	err = h.Reader.List(ctx, &pods, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{"app": obj.GetName()})
 	if err != nil {
 		return hook.Result{}, fmt.Errorf("listing pods: %w", err)
 	}
-	want, _, _ := unstructured.NestedString(values, "version")
 	versions := map[string]int{} // of ready pods
 	for i := range pods.Items {
 		if v, ok := h.readyVersion(&pods.Items[i]); ok {
@@ -66,6 +69,13 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 		cond.Message = fmt.Sprintf("Ready pods run %s; wanted %s", summary(versions), want)
 	}
 	return hook.Result{Status: status, Condition: cond}, nil
+}
+
+// wantedVersion reads spec.version from values: the version every ready pod should run, "" when unset. A value
+// of the wrong type is a *hook.FieldError naming it.
+func wantedVersion(values map[string]any) (string, error) {
+	v, _, err := hook.String(values, "version")
+	return v, err
 }
 
 // Finalize implements hook.Hook; the hook leaves nothing behind.

@@ -86,3 +86,17 @@ func TestHook_Reconcile(t *testing.T) {
 		})
 	}
 }
+
+// A spec.version that is not a string (an override of 16 without quotes) is an
+// error naming the field, not a silent "".
+func TestHook_Reconcile_VersionNotAString(t *testing.T) {
+	h := &Hook{Reader: fake.NewClientBuilder().WithScheme(scheme.Scheme).Build(), Container: "postgres"}
+	db := &unstructured.Unstructured{}
+	db.SetNamespace("ns")
+	db.SetName("db")
+	_, err := h.Reconcile(context.Background(), db, map[string]any{"version": int64(16)})
+	want := `spec.version: got the number 16, want a string (put it in quotes, such as "16")`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}

@@ -56,15 +56,19 @@ func (*Hook) Finalize(context.Context, *unstructured.Unstructured) error { retur
 // Reconcile implements hook.Hook. It never blocks the release or readiness:
 // the database serves, on the smaller volume, while a claim grows.
 func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, values map[string]any) (hook.Result, error) {
+	want, err := sizesOf(values)
+	if err != nil {
+		return hook.Result{}, err
+	}
 	ns := obj.GetNamespace()
-	data, err := h.size(ctx, ns, "data-"+obj.GetName()+"-0", "spec.storageSize", values, "storageSize")
+	data, err := h.size(ctx, ns, "data-"+obj.GetName()+"-0", "spec.storageSize", want.data)
 	if err != nil {
 		return hook.Result{}, err
 	}
 	worst := data
 	// The backup hook makes the backup claim at the size the spec had then.
-	if _, set, _ := unstructured.NestedString(values, "backup", "storageSize"); set {
-		backups, err := h.size(ctx, ns, obj.GetName()+"-backup", "spec.backup.storageSize", values, "backup", "storageSize")
+	if want.backup != nil {
+		backups, err := h.size(ctx, ns, obj.GetName()+"-backup", "spec.backup.storageSize", *want.backup)
 		if err != nil {
 			return hook.Result{}, err
 		}
@@ -81,6 +85,33 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 	}, nil
 }
 
+// sizes are the claim sizes a spec asks for.
+type sizes struct {
+	data   resource.Quantity  // spec.storageSize
+	backup *resource.Quantity // spec.backup.storageSize; nil when unset
+}
+
+// sizesOf reads spec.storageSize, which must be set, and spec.backup.storageSize from values, each a positive
+// quantity. A value missing, of the wrong type or not a positive quantity is a *hook.FieldError naming it.
+func sizesOf(values map[string]any) (sizes, error) {
+	data, found, err := hook.Quantity(values, "storageSize")
+	switch {
+	case err != nil:
+		return sizes{}, err
+	case !found:
+		return sizes{}, &hook.FieldError{Field: "storageSize", Problem: `missing; set the size of the data volume, such as "1Gi"`}
+	}
+	s := sizes{data: data}
+	backup, found, err := hook.Quantity(values, "backup", "storageSize")
+	if err != nil {
+		return sizes{}, err
+	}
+	if found {
+		s.backup = &backup
+	}
+	return s, nil
+}
+
 const reasonNoClaim = "NoClaimYet"
 
 // sizing is where one claim stands against the size its spec field asks;
@@ -93,16 +124,11 @@ type sizing struct {
 	poll    time.Duration
 }
 
-// size expands claim name to the quantity at path in values (spec field
-// field) when it asks for less, and says where it stands.
-func (h *Hook) size(ctx context.Context, ns, name, field string, values map[string]any, path ...string) (sizing, error) {
-	size, _, _ := unstructured.NestedString(values, path...)
-	want, err := resource.ParseQuantity(size)
-	if err != nil {
-		return sizing{}, fmt.Errorf("%s %q is not a quantity: %w", field, size, err)
-	}
+// size expands claim name to want, the size spec field field asks for, when
+// it asks for less, and says where it stands.
+func (h *Hook) size(ctx context.Context, ns, name, field string, want resource.Quantity) (sizing, error) {
 	var claim corev1.PersistentVolumeClaim
-	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &claim)
+	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &claim)
 	if apierrors.IsNotFound(err) {
 		return sizing{rank: 1, status: metav1.ConditionUnknown, reason: reasonNoClaim,
 			message: fmt.Sprintf("Claim %s does not exist yet", name)}, nil

@@ -1,0 +1,4 @@
+// Package hooktest checks what every hook's reading of a custom resource's
+// spec must do, for the fuzz tests of the hooks under internal/hooks. Only
+// tests import it; it must not start servers or talk to a cluster.
+package hooktest
