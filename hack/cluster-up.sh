@@ -14,6 +14,9 @@
 #
 # Usage: hack/cluster-up.sh           start (or report "cluster already running")
 #        hack/cluster-up.sh --check   exit 0 when a started cluster is running, 1 otherwise
+#        hack/cluster-up.sh --restart etcd|kube-apiserver
+#                                     SIGKILL that component of the running cluster and start it
+#                                     again with the same flags and data (the fault tests' outage)
 #
 # Ports avoid the usual ones of a real cluster on the same machine
 # (2379/2380/6443/10250/10257/10259).
@@ -445,6 +448,30 @@ EOF
   kc delete namespace rudder-probe --wait=false >/dev/null
 }
 
+# restart COMPONENT: kill etcd or kube-apiserver with SIGKILL, as a crash or an
+# OOM kill would, and start it again on the same data; wait until the API
+# answers. The previous log is kept as COMPONENT.log.<time>.
+restart() {
+  local name=$1 pid
+  case $name in
+    etcd | kube-apiserver) ;;
+    *) fail "--restart takes etcd or kube-apiserver, not '$name'" ;;
+  esac
+  exec 9>"$BIN/.cluster-up.lock"
+  flock 9
+  running || fail "no running cluster to restart $name in (hack/cluster-up.sh starts one)"
+  pid=$(pid_of "$name") || fail "$name is not running" "$name"
+  kill -KILL "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  log "killed $name (pid $pid)"
+  mv "$LOGS/$name.log" "$LOGS/$name.log.$(date +%s)"
+  case $name in
+    etcd) start_etcd ;;
+    kube-apiserver) start_apiserver ;;
+  esac
+  wait_until "kube-apiserver /readyz" "$APISERVER_TIMEOUT" "kube-apiserver etcd" apiserver_ready
+}
+
 print_export() {
   echo "export KUBECONFIG=$KUBECONFIG_FILE"
 }
@@ -452,6 +479,10 @@ print_export() {
 main() {
   if [[ ${1:-} == --check ]]; then
     running
+    return
+  fi
+  if [[ ${1:-} == --restart ]]; then
+    restart "${2:-}"
     return
   fi
 

@@ -37,24 +37,8 @@ func TestPeers_TwoManagersNeverBreakEachOthersOperations(t *testing.T) {
 	}
 	eventuallyWithin(t, 5*time.Minute, "every WebApp on nginx:1.22, nothing pending", func() error {
 		for _, a := range apps {
-			wa, err := a.get()
-			if err != nil {
+			if err := a.convergedOn("nginx:1.22"); err != nil {
 				return err
-			}
-			if wa.Status.Phase != "Running" || wa.Status.ObservedGeneration != wa.Metadata.Generation {
-				return fmt.Errorf("WebApp %s: phase %s, observedGeneration %d of %d", a.name, wa.Status.Phase, wa.Status.ObservedGeneration, wa.Metadata.Generation)
-			}
-			dep, err := a.deployment()
-			if err != nil {
-				return err
-			}
-			if img := dep.Spec.Template.Spec.Containers[0].Image; img != "nginx:1.22" {
-				return fmt.Errorf("WebApp %s: Deployment on %s", a.name, img)
-			}
-			for _, r := range a.mustHistory() {
-				if isPendingStatus(r.Status) {
-					return fmt.Errorf("WebApp %s: revision %d %s", a.name, r.Revision, r.Status)
-				}
 			}
 		}
 		return nil
