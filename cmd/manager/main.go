@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -22,6 +23,7 @@ func main() {
 	flag.IntVar(&opts.KubeAPIBurst, "kube-api-burst", 300, "requests each API client may send in a burst above --kube-api-qps")
 	flag.BoolVar(&opts.LeaderElection, "leader-elect", false, "reconcile only while holding the leader lease (for several replicas)")
 	flag.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease (default: rudder's own, in a cluster)")
+	flag.DurationVar(&opts.HolderLease, "holder-lease-duration", 15*time.Second, "how long this process's Lease lives unrenewed: how soon after a crash another rudder may unlock its pending operations")
 	flag.StringVar(&opts.WatchesFile, "watches-file", "", "watches file on disk, charts relative to it (default: the embedded watches.yaml and charts)")
 	flag.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, error, or a verbosity number")
 	flag.StringVar(&opts.LogFormat, "log-format", "json", "json or console")

@@ -11,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
@@ -134,7 +135,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("starting the event recorder: %w", err)
 	}
 	holder := holderID()
-	holders, err := holdLease(mgr, cs, leaseNamespace(opts), holder)
+	holders, err := holdLease(mgr, cs, leaseNamespace(opts), holder, opts.HolderLease)
 	if err != nil {
 		return nil, err
 	}
@@ -190,8 +191,8 @@ func loadWatches(file string) ([]watches.Watch, error) {
 
 // holdLease takes this process's Lease (package liveness), renewed while the
 // manager runs, and returns the checker of other processes' Leases.
-func holdLease(mgr ctrl.Manager, cs kubernetes.Interface, ns, holder string) (*liveness.Checker, error) {
-	lease := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: ns, Holder: holder}
+func holdLease(mgr ctrl.Manager, cs kubernetes.Interface, ns, holder string, d time.Duration) (*liveness.Checker, error) {
+	lease := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: ns, Holder: holder, Duration: d, Renew: d / 3}
 	if err := lease.Acquire(context.Background()); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/liveness"
 )
 
 // Options configure a manager. The zero value of every field means its default.
@@ -31,6 +32,10 @@ type Options struct {
 	// LeaderElectionNamespace holds the lease; default: the namespace rudder
 	// runs in (in a cluster), required outside one when LeaderElection is set.
 	LeaderElectionNamespace string
+	// HolderLease is how long this process's Lease (package liveness) lives
+	// unrenewed: how long after a crash its pending operations wait before
+	// another process unlocks them. Renewed every third of it. Default 15s.
+	HolderLease time.Duration
 	// WatchesFile is a watches file on disk whose chart paths resolve against
 	// its directory; default: the watches.yaml and charts embedded in the binary.
 	WatchesFile string
@@ -70,6 +75,9 @@ func (o *Options) defaults() {
 	}
 	if o.LogFormat == "" {
 		o.LogFormat = "json"
+	}
+	if o.HolderLease == 0 {
+		o.HolderLease = liveness.DefaultDuration
 	}
 	if o.GracefulShutdown == 0 {
 		o.GracefulShutdown = 30 * time.Second

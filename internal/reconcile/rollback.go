@@ -42,6 +42,7 @@ func (r *Reconciler) rollback(ctx context.Context, o *observation) (ctrl.Result,
 	}, "")
 	if err != nil {
 		fl := r.failures.record(o.key, o.facts.want, ReasonRollbackFailed, err.Error(), r.now())
+		ctrl.LoggerFrom(ctx).Error(err, "Helm rollback failed", "to", to, "attempt", fl.count, "maxAttempts", r.Watch.Remediation.MaxAttempts)
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonRollbackFailed, "Rollback", "%s (attempt %d of %d)",
 			err.Error(), fl.count, r.Watch.Remediation.MaxAttempts)
 		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonRollbackFailed, message: err.Error(), failed: true}

@@ -62,24 +62,28 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 	for range 4 {
 		w.create()
 	}
-	pendingAfterKill, kinds := 0, map[string]int{}
+	pendingAfterKill, inFlight, kinds := 0, 0, map[string]int{}
 	for i := range kills {
+		logged := logSize(t)
 		for range 1 + rng.IntN(3) {
 			kinds[w.operate()]++
 		}
-		// Two kills in three aim at an operation in flight: as soon as a
-		// release shows pending, before a random deadline; the others land
-		// at the deadline, wherever rudder is.
+		// Two kills in three aim at an operation in flight: as soon as the
+		// manager logs that it plans a Helm action, before a random
+		// deadline; the others land at the deadline, wherever rudder is.
 		deadline := time.Now().Add(time.Duration(rng.IntN(1500)) * time.Millisecond)
 		if aim := rng.IntN(3) > 0; aim {
-			for time.Now().Before(deadline) && len(pendingReleases(t)) == 0 {
-				time.Sleep(20 * time.Millisecond)
+			for time.Now().Before(deadline) && !plansHelmAction(logSince(t, logged)) {
+				time.Sleep(5 * time.Millisecond)
 			}
 		} else {
 			time.Sleep(time.Until(deadline))
 		}
 		if err := rudder.kill(); err != nil {
 			t.Fatal(err)
+		}
+		if helmActionsInFlight(logSince(t, logged)) > 0 {
+			inFlight++
 		}
 		pending := pendingReleases(t)
 		if len(pending) > 0 {
@@ -90,10 +94,10 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 			t.Fatalf("restart after kill %d: %v", i+1, err)
 		}
 	}
-	t.Logf("%d kills, %d of them left a release pending; operations: %v", kills, pendingAfterKill, kinds)
-	// The test is of crashes in flight: with most kills aimed at a pending
-	// release, some must have landed on one, or it proved nothing.
-	if pendingAfterKill == 0 {
+	t.Logf("%d kills, %d of them during a Helm action, %d leaving a release pending; operations: %v", kills, inFlight, pendingAfterKill, kinds)
+	// The test is of crashes in flight: with two kills in three aimed at a
+	// Helm action, some must have landed in one, or it proved nothing.
+	if inFlight == 0 {
 		t.Fatalf("none of %d kills landed on an operation in flight (seed %d): the test did not test crashes mid-operation", kills, seed)
 	}
 
@@ -306,4 +310,32 @@ func cleanCrashNamespace(t *testing.T) {
 	if _, err := run("kubectl", "delete", "namespace", crashNamespace, "--wait=false"); err != nil {
 		t.Errorf("cleanup: %v", err)
 	}
+}
+
+// helmSteps are the steps whose Helm action logs its end ("Helm Install
+// succeeded", "Helm rollback failed", …).
+var helmSteps = []string{"install", "reinstall", "upgrade", "rollback"}
+
+// plansHelmAction reports whether a manager log holds the plan of a step
+// that runs a Helm action: the moment to kill it mid-operation.
+func plansHelmAction(log string) bool {
+	for _, st := range helmSteps {
+		if strings.Contains(log, `"step": "`+st+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// helmActionsInFlight counts the Helm actions a manager log shows planned
+// and not ended: those its kill cut short.
+func helmActionsInFlight(log string) int {
+	n := 0
+	for _, st := range helmSteps {
+		n += strings.Count(log, `"step": "`+st+`"`)
+	}
+	for _, verb := range []string{"Install", "Upgrade", "rollback"} {
+		n -= strings.Count(log, "Helm "+verb+" succeeded") + strings.Count(log, "Helm "+verb+" failed")
+	}
+	return n
 }

@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -284,12 +285,17 @@ func logSize(t *testing.T) int64 {
 // logSince returns what the running manager logged past offset.
 func logSince(t *testing.T, offset int64) string {
 	t.Helper()
-	b, err := os.ReadFile(rudder.logPath)
+	f, err := os.Open(rudder.logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if offset > int64(len(b)) {
-		t.Fatalf("the manager log %s is shorter than offset %d: it was restarted", rudder.logPath, offset)
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || fi.Size() < offset {
+		t.Fatalf("the manager log %s is shorter than offset %d (%v): it was restarted", rudder.logPath, offset, err)
 	}
-	return string(b[offset:])
+	b, err := io.ReadAll(io.NewSectionReader(f, offset, 1<<40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -50,6 +50,9 @@ func startManager(bin, logPath string, extraArgs ...string) (*manager, error) {
 		"--health-probe-bind-address=" + addr,
 		"--log-format=console",
 		"--log-level=debug",
+		// A killed manager's pending operations are unlocked 5 s after its
+		// death, not 15: the crash test kills it twenty times.
+		"--holder-lease-duration=5s",
 	}, extraArgs...)...)
 	m.cmd.Dir = root
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
