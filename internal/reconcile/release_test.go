@@ -316,7 +316,9 @@ func TestReconciler_HonoursTheWatchSelector(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A resource the selector does not match is never touched: give rudder
-	// time to do something wrong, then check it did nothing.
+	// time to do something wrong, then check it did nothing. The control,
+	// created after it, is the positive signal that rudder handled the
+	// events of that time.
 	if err := k8s.Create(ctx, testenv.NewObject(gadgetGVK, ns, "control", map[string]any{"message": "hi"})); err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +358,19 @@ func TestReconciler_PauseAndResume(t *testing.T) {
 	if err := k8s.Delete(ctx, &svc); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	// The reconcile the deletion brings ran, and saw the Service missing
+	// without putting it back.
+	testenv.Eventually(t, "Ready says the Service is missing", func() error {
+		c := testenv.Condition(get(t, webappGVK, ns, "nap"), "Ready")
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "Service/nap does not exist yet") {
+			return fmt.Errorf("Ready = %+v", c)
+		}
+		// Paused with a spec change waiting: Ready is of generation 1 still.
+		if c.ObservedGeneration != 1 {
+			return fmt.Errorf("Ready observedGeneration %d, want 1 (the generation acted on)", c.ObservedGeneration)
+		}
+		return nil
+	})
 	waitRevisions(t, ns, "webapp-nap", "1:deployed")
 	if err := k8s.Get(ctx, key, &corev1.Service{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a paused release was repaired (err %v)", err)
