@@ -130,7 +130,20 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	// would download and decode the OpenAPI document of each group first.
 	in.DisableOpenAPIValidation = true
 	rel, err := in.RunWithContext(ctx, s.Chart, s.Values)
-	return fromHelm(rel), err
+	return fromHelm(c.stored(rel, err)), err
+}
+
+// stored returns rel, the release an action returned, unless the action
+// failed before storing it: Helm's install returns its unsaved release with a
+// render error, and no revision of it exists to wait for.
+func (c *Client) stored(rel *release.Release, err error) *release.Release {
+	if err == nil || rel == nil {
+		return rel
+	}
+	if _, gerr := c.cfg.Releases.Get(rel.Name, rel.Version); gerr != nil {
+		return nil
+	}
+	return rel
 }
 
 // Upgrade upgrades a release to a new revision, pruning storage to
@@ -144,7 +157,7 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 	up.MaxHistory = s.MaxHistory
 	up.DisableOpenAPIValidation = true // as for Install
 	rel, err := up.RunWithContext(ctx, s.Name, s.Chart, s.Values)
-	return fromHelm(rel), err
+	return fromHelm(c.stored(rel, err)), err
 }
 
 // Uninstall deletes a release's objects and its whole history. A release that

@@ -57,7 +57,7 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 	started := time.Now()
 	rel, err := a.do(ctx, hc, spec)
 	if rel != nil {
-		exp.revision = rel.Revision
+		exp.revision, exp.status = rel.Revision, rel.Status
 		r.expect.set(o.key, exp)
 		rel = r.mark(ctx, hc, rel)
 		r.revisions.remember(o.release, rel)

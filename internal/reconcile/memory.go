@@ -18,9 +18,12 @@ const expectationTTL = 30 * time.Second
 
 // expectation is what storage must show after our last action before a plan
 // may trust the cache: a newest revision numbered at least revision, stored
-// in a Secret other than before (the newest one before the action).
+// in a Secret other than before (the newest one before the action), and, when
+// it is that revision, in the status the action ended with (not the pending
+// status it began with).
 type expectation struct {
 	revision int
+	status   string
 	before   types.UID
 	at       time.Time
 }
@@ -57,7 +60,8 @@ func (e *expectations) caughtUp(key types.NamespacedName, history []storage.Revi
 	if !ok {
 		return true
 	}
-	met := len(history) > 0 && history[0].Number >= exp.revision && history[0].UID != exp.before
+	met := len(history) > 0 && history[0].Number >= exp.revision && history[0].UID != exp.before &&
+		(exp.status == "" || history[0].Number > exp.revision || history[0].Status == exp.status)
 	if met || now.Sub(exp.at) > expectationTTL {
 		delete(e.m, key)
 		return true

@@ -62,7 +62,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.facts.want = digests{values: values.Digest(o.values), chart: r.chartDigest}
 	r.revisions.prune(o.release, hist)
 	o.facts.fromHistory(hist)
-	if l := o.facts.latest; l != nil && leftByRudder(l, r.Holder) && r.Holders != nil {
+	if l := o.facts.latest; l != nil && leftByRudder(l, r.Holder) && l.Labels[LabelHolder] != r.Holder && r.Holders != nil {
 		if o.facts.holderAlive, err = r.Holders.Alive(ctx, l.Labels[LabelHolder]); err != nil {
 			return nil, err
 		}

@@ -161,16 +161,22 @@ func stuckRelease(f facts) bool {
 		!isPending(f.latest.Status) && f.latest.Status != "uninstalled"
 }
 
-// leftByRudder reports whether rev, pending, is an operation another rudder
-// process started and so will never finish, rather than one another writer
-// has in flight. helm upgrade and helm rollback copy rudder's labels from an
+// leftByRudder reports whether rev, pending, is an operation a rudder process
+// started and that nobody is finishing, rather than one another writer has
+// in flight. helm upgrade and helm rollback copy rudder's labels from an
 // older revision, holder included; only the revision mark tells: rudder's
 // install or upgrade carries its own number in LabelRevision, rudder's
 // rollback in LabelRollbackAs. An uninstall is only ever finished by the
 // uninstall step of a deleted resource.
+//
+// Held by this process (self), it is left: the reconciles of one resource
+// never overlap and each Helm action ends within its reconcile, so an
+// operation of ours still pending is one whose end Helm could not record
+// (the API server went away mid-action). Held by another process, it is
+// left only when that process is gone too (facts.holderAlive).
 func leftByRudder(rev *storage.Revision, self string) bool {
 	h := rev.Labels[LabelHolder]
-	if h == "" || h == self {
+	if h == "" {
 		return false
 	}
 	own := strconv.Itoa(rev.Number)

@@ -75,7 +75,9 @@ func TestPlan(t *testing.T) {
 		{name: "values changed", f: facts{caughtUp: true, want: v2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepUpgrade},
 		{name: "chart changed", f: facts{caughtUp: true, want: c2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepUpgrade},
 		{name: "pending, held by another writer", f: facts{caughtUp: true, want: v2, latest: rev(2, "pending-upgrade", v2), deployed: rev(1, "deployed", v1)}, want: stepWait},
-		{name: "pending, held by this process", f: facts{caughtUp: true, self: "me", want: v2, latest: held(rev(2, "pending-upgrade", v2), "me"), deployed: rev(1, "deployed", v1)}, want: stepWait},
+		// Our own Helm action ended without recording its end (the API server went away).
+		{name: "pending, held by this process", f: facts{caughtUp: true, self: "me", want: v2, latest: held(rev(2, "pending-upgrade", v2), "me"), deployed: rev(1, "deployed", v1)}, want: stepUnlock},
+		{name: "pending, held by another process that runs", f: facts{caughtUp: true, self: "me", holderAlive: true, want: v2, latest: held(rev(2, "pending-upgrade", v2), "peer"), deployed: rev(1, "deployed", v1)}, want: stepWait},
 		{name: "pending, left by a rudder that is gone", f: facts{caughtUp: true, self: "me", want: v2, latest: held(rev(2, "pending-install", v2), "gone")}, want: stepUnlock},
 		{name: "pending upgrade by hand, rudder's labels copied", f: facts{caughtUp: true, self: "me", want: v2, latest: byHand(held(rev(2, "pending-upgrade", v1), "gone"), 1), deployed: rev(1, "deployed", v1)}, want: stepWait},
 		{name: "pending rollback left by a rudder that is gone", f: facts{caughtUp: true, self: "me", want: v2, latest: rollingBackAs(byHand(held(rev(3, "pending-rollback", v1), "gone"), 1), 3), deployed: rev(2, "deployed", v2)}, want: stepUnlock},

@@ -72,7 +72,7 @@ func (r *Reconciler) helmRollback(ctx context.Context, o *observation, hc *helm.
 	if err != nil {
 		return nil, err
 	}
-	exp := expectation{revision: rel.Revision, at: r.now()}
+	exp := expectation{revision: rel.Revision, status: rel.Status, at: r.now()}
 	if o.facts.latest != nil {
 		exp.before = o.facts.latest.UID
 	}

@@ -17,8 +17,8 @@ import (
 // to another writer, such as a person with the helm CLI, and is never
 // unlocked: plan waits for it.
 //
-// Precondition: the newest revision is pending and its LabelHolder names
-// another rudder process, whose Lease is not fresh.
+// Precondition: the newest revision is pending and its LabelHolder names this
+// rudder process, or another whose Lease is not fresh.
 // Sets: Released Unknown (Unlocked); event Unlocked.
 func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, error) {
 	latest := o.facts.latest
@@ -28,15 +28,21 @@ func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, e
 	}
 	desc := fmt.Sprintf("%s by rudder %s, which stopped before finishing; unlocked by rudder %s",
 		latest.Status, latest.Labels[LabelHolder], r.Holder)
+	if latest.Labels[LabelHolder] == r.Holder {
+		desc = fmt.Sprintf("%s by this rudder process, whose Helm action ended before it could record the result; unlocked by rudder %s",
+			latest.Status, r.Holder)
+	}
 	unlocked, err := hc.Unlock(o.release.Name, latest.Number, desc)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if unlocked {
-		ctrl.LoggerFrom(ctx).Info("Unlocked a revision left pending", "revision", latest.Number, "holder", latest.Labels[LabelHolder])
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUnlocked, "Unlock",
-			"Marked revision %d failed: it was %s", latest.Number, desc)
+	if !unlocked { // storage had moved on; the cache will show it
+		o.done = true
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
+	ctrl.LoggerFrom(ctx).Info("Unlocked a revision left pending", "revision", latest.Number, "holder", latest.Labels[LabelHolder])
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUnlocked, "Unlock",
+		"Marked revision %d failed: it was %s", latest.Number, desc)
 	o.outcome = &outcome{phase: PhaseUpdating, reason: ReasonUnlocked, message: fmt.Sprintf("Revision %d was %s", latest.Number, desc)}
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 }
