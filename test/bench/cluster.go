@@ -43,32 +43,55 @@ func newClient() (client.Client, error) {
 
 // installCRDs applies rudder's CRDs with the repository's kubectl and the
 // baseline's, derived from rudder's WebApp CRD, with server-side apply, and
-// waits until both WebApp CRDs are Established.
-func installCRDs(ctx context.Context, c client.Client, root string) error {
+// waits until both WebApp CRDs are Established. It returns the name of the
+// baseline's CRD.
+func installCRDs(ctx context.Context, c client.Client, root string) (string, error) {
 	kubectl := filepath.Join(root, "bin", "kubectl")
 	if out, err := exec.CommandContext(ctx, kubectl, "apply", "-f", filepath.Join(root, "config", "crd", "bases")).CombinedOutput(); err != nil {
-		return fmt.Errorf("kubectl apply rudder's CRDs: %w\n%s", err, out)
+		return "", fmt.Errorf("kubectl apply rudder's CRDs: %w\n%s", err, out)
 	}
 	data, err := os.ReadFile(filepath.Join(root, rudderCRDFile))
 	if err != nil {
-		return err
+		return "", err
 	}
 	crd, err := baselineCRD(data, baselineWebApp.Group)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(crd), client.FieldOwner("bench"), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying the baseline's CRD: %w", err)
+		return "", fmt.Errorf("applying the baseline's CRD: %w", err)
 	}
 	for _, name := range []string{"webapps." + rudderWebApp.Group, crd.GetName()} {
 		_, err := waitFor(ctx, time.Now(), 2*time.Minute, "CRD "+name+" Established", func(ctx context.Context) (bool, string, error) {
 			return crdEstablished(ctx, c, name)
 		})
 		if err != nil {
-			return err
+			return "", err
 		}
 	}
-	return nil
+	return crd.GetName(), nil
+}
+
+// removeBaselineCRD deletes the baseline's CRD once no baseline WebApp is
+// left, so that a cluster the bench ran on serves one WebApp kind again (the
+// seed's `kubectl api-resources | grep webapp` shows one line). One left
+// (a failed run, its finalizer unremoved) keeps it, and says so.
+func removeBaselineCRD(c client.Client, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	left := &unstructured.UnstructuredList{}
+	left.SetGroupVersionKind(baselineWebApp.GroupVersion().WithKind(baselineWebApp.Kind + "List"))
+	if err := c.List(ctx, left); err != nil || len(left.Items) > 0 {
+		fmt.Fprintf(os.Stderr, "bench: keeping the baseline's CRD: %d baseline WebApps left (err %v)\n", len(left.Items), err)
+		return
+	}
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	crd.SetName(name)
+	if err := c.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
+		fmt.Fprintf(os.Stderr, "bench: deleting the baseline's CRD: %v\n", err)
+	}
 }
 
 func crdEstablished(ctx context.Context, c client.Client, name string) (bool, string, error) {

@@ -17,7 +17,7 @@ import (
 // runBench prepares the cluster and runs the scenarios for every column of
 // cfg, one column after the other, each in a fresh namespace that is deleted
 // afterwards. It returns the results so far with the first error, and cfg as
-// run (its replicas and notes may change to fit the cluster).
+// run.
 func runBench(ctx context.Context, cfg config) (map[string]*result, config, error) {
 	results := map[string]*result{}
 	root, err := testenv.Root()
@@ -28,9 +28,11 @@ func runBench(ctx context.Context, cfg config) (map[string]*result, config, erro
 	if err != nil {
 		return results, cfg, err
 	}
-	if err := installCRDs(ctx, c, root); err != nil {
+	crdName, err := installCRDs(ctx, c, root)
+	if err != nil {
 		return results, cfg, err
 	}
+	defer removeBaselineCRD(c, crdName)
 	room, err := ensurePodRoom(ctx, c, cfg.N*cfg.Replicas)
 	if err != nil {
 		return results, cfg, err

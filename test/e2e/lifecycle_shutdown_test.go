@@ -117,7 +117,7 @@ func isPendingStatus(s string) bool { return strings.HasPrefix(s, "pending-") ||
 // that half of issue 5's deletion point is left to the envtest suite.
 func TestLifecycle_NamespaceDeletionCleansUp(t *testing.T) {
 	const ns = "lc-ns-delete"
-	const n = 40
+	const n = 20
 	createNamespace(t, ns)
 	apps := make([]*lcApp, n)
 	for i := range apps {

@@ -14,10 +14,10 @@ import (
 // never mark each other's in-flight operations failed. Each holds a Lease
 // (internal/liveness) while it runs; a revision pending by the other is the
 // other's to finish while that Lease is fresh. A wave of installs and image
-// changes on 20 WebApps, served by both, converges with no revision unlocked
+// changes on 12 WebApps, served by both, converges with no revision unlocked
 // and none failed.
 func TestPeers_TwoManagersNeverBreakEachOthersOperations(t *testing.T) {
-	const ns, n = "peers", 20
+	const ns, n = "peers", 12
 	createNamespace(t, ns)
 	peer, err := startManager(rudder.cmd.Path, filepath.Join(filepath.Dir(rudder.logPath), "peer.log"))
 	if err != nil {
