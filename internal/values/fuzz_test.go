@@ -120,7 +120,9 @@ func namedByOther(k string, overrides map[string]string) bool {
 	return named(k, others)
 }
 
-// keyword says whether strvals reads v as something other than a string.
+// keyword reports whether Helm's --set parsing (strvals, which overrideValues
+// follow, as operator-sdk's do) reads v as a boolean or null: in any case,
+// "truE" included (found by a 10-minute run of FuzzFor).
 func keyword(v string) bool {
-	return v == "true" || v == "false" || v == "null"
+	return strings.EqualFold(v, "true") || strings.EqualFold(v, "false") || strings.EqualFold(v, "null")
 }
