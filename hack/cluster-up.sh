@@ -224,9 +224,10 @@ EOF
 }
 
 # write_kwok_stages: kwok v0.8.0 reads Stage objects from its --config file (or,
-# with --enable-crds=Stage, from the API). We join the node and pod "fast" stages
-# of the kwok module, read from the Go module cache at run time, into one
-# multi-document file.
+# with --enable-crds=Stage, from the API). We join stages of the kwok module, read
+# from the Go module cache at run time, into one multi-document file: node and
+# pod "fast" (Ready at once) and the node status heartbeat that goes with kwok's
+# node Leases.
 write_kwok_stages() {
   local version dir tmp file
   version=$(<"$BIN/.stamps/kwok")
@@ -238,7 +239,7 @@ write_kwok_stages() {
   rmdir "$tmp"
   [[ -d $dir/kustomize/stage/node/fast ]] || fail "kwok $version module has no kustomize/stage/node/fast (looked in '$dir')"
   : >"$CLUSTER/kwok-stages.yaml"
-  for file in "$dir"/kustomize/stage/node/fast/*.yaml "$dir"/kustomize/stage/pod/fast/*.yaml; do
+  for file in "$dir"/kustomize/stage/node/{fast,heartbeat-with-lease}/*.yaml "$dir"/kustomize/stage/pod/fast/*.yaml; do
     [[ $(basename "$file") == kustomization.yaml ]] && continue
     { echo "---"; cat "$file"; } >>"$CLUSTER/kwok-stages.yaml"
   done
@@ -275,8 +276,12 @@ start_etcd() {
 
 start_apiserver() {
   # TaintNodesByCondition is disabled: it puts node.kubernetes.io/not-ready on
-  # every new node, and the node-lifecycle controller that would remove it is off
-  # (kwok stands in for kubelets). Any node Ready by kwok is then schedulable.
+  # every new node until the node-lifecycle controller sees it Ready; kwok nodes
+  # are Ready at once, so they are schedulable at once. Pods tolerate a NotReady
+  # or unreachable node for 30 s (not 300): kwok never marks a pod Ready again
+  # once the node-lifecycle controller marked it not ready, so pods recover from
+  # a node outage the way a real cluster's do after a long one, by eviction and
+  # rescheduling, and a test need not wait five minutes for that.
   # --endpoint-reconciler-type=none: since v1.37 the API server refuses to start
   # when it would publish a loopback address as the endpoint of the "kubernetes"
   # Service; no pod really runs here, so that Service needs no endpoints.
@@ -296,12 +301,17 @@ start_apiserver() {
     --service-account-signing-key-file="$PKI/sa.key" \
     --service-cluster-ip-range="$SERVICE_CIDR" \
     --disable-admission-plugins=TaintNodesByCondition \
+    --default-not-ready-toleration-seconds=30 \
+    --default-unreachable-toleration-seconds=30 \
     --allow-privileged=true
 }
 
 start_controller_manager() {
-  # nodeipam and nodelifecycle are off: nodes get their podCIDR from us, and no
-  # kubelet posts the heartbeats nodelifecycle would expect. The private key and
+  # nodeipam is off: nodes get their podCIDR from us. nodelifecycle is on, as in
+  # a real cluster: kwok renews each node's Lease (its heartbeat) every 5 s; a node
+  # whose Lease is not renewed for 40 s (kwok stopped managing it, as a kubelet
+  # that died) turns Ready=Unknown, its pods are marked not ready and, after
+  # their toleration, evicted. The private key and
   # root CA let the token controller fill service-account token Secrets.
   # Higher client QPS than the default 20: thousands of pods are created in tests.
   # No --authentication/authorization-kubeconfig (here and for the scheduler):
@@ -311,7 +321,8 @@ start_controller_manager() {
     --kubeconfig="$KUBECONFIG_FILE" \
     --bind-address=127.0.0.1 \
     --secure-port="$CONTROLLER_MANAGER_PORT" \
-    --controllers='*,-nodeipam,-nodelifecycle' \
+    --controllers='*,-nodeipam' \
+    --node-monitor-grace-period=40s \
     --service-account-private-key-file="$PKI/sa.key" \
     --root-ca-file="$PKI/ca.crt" \
     --cluster-signing-cert-file="$PKI/ca.crt" \
@@ -335,7 +346,9 @@ start_scheduler() {
 start_kwok() {
   # Only nodes annotated kwok.x-k8s.io/node=fake (and their pods) are kwok's, so a
   # real node joined to this cluster would be left alone. --server-address serves
-  # /healthz and metrics on a loopback port.
+  # /healthz and metrics on a loopback port. --node-lease-duration-seconds makes
+  # kwok hold and renew each node's Lease, as a kubelet does, so that the
+  # node-lifecycle controller sees the nodes alive.
   start kwok \
     --kubeconfig="$KUBECONFIG_FILE" \
     --config="$CLUSTER/kwok-stages.yaml" \
@@ -343,7 +356,8 @@ start_kwok() {
     --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --cidr="$POD_CIDR_PREFIX.0.0/16" \
     --node-ip=127.0.0.1 \
-    --server-address="127.0.0.1:$KWOK_PORT"
+    --server-address="127.0.0.1:$KWOK_PORT" \
+    --node-lease-duration-seconds=20
 }
 
 # create_nodes: fake nodes with room for PODS_PER_NODE pods each. Node status may

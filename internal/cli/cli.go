@@ -31,6 +31,9 @@ const usage = `Usage:
   rudder rollback <kind>/<name> [--to N] [-n NAMESPACE] [--wait 2m]
                                                       roll the release back to revision N (default: the
                                                       revision before the deployed one) and keep it there
+  rudder reconcile <kind>/<name> [-n NAMESPACE] [--wait 2m]
+                                                      ask rudder to reconcile the resource now and wait
+                                                      until a reconcile has seen it (--wait 0: do not wait)
   rudder manifests [--watches-file watches.yaml] [--output-dir config/crd/bases] [--check]
                                                       generate each kind's CRD from its chart (make manifests)
 As a kubectl plugin (an executable kubectl-rudder on PATH): kubectl rudder history webapp/my-webapp
@@ -51,13 +54,13 @@ func Run(ctx context.Context, args []string, out io.Writer, config *rest.Config)
 	namespace := fs.String("n", "", "namespace (default: the kubeconfig context's)")
 	fs.StringVar(namespace, "namespace", "", "namespace")
 	to := fs.Int("to", 0, "revision to roll back to")
-	wait := fs.Duration("wait", 0, "wait this long for the rollback to be deployed")
+	wait := fs.Duration("wait", -1, "wait this long for the rollback to be deployed, or the reconcile to run")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file")
 	target, flags := splitTarget(rest)
 	if err := fs.Parse(flags); err != nil {
 		return fmt.Errorf("%w\n%s", err, usage)
 	}
-	if cmd != "history" && cmd != "rollback" {
+	if cmd != "history" && cmd != "rollback" && cmd != "reconcile" {
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}
 	kind, name, ok := strings.Cut(target, "/")
@@ -72,6 +75,13 @@ func Run(ctx context.Context, args []string, out io.Writer, config *rest.Config)
 	if err != nil {
 		return err
 	}
+	if cmd == "reconcile" {
+		if *wait < 0 {
+			*wait = 2 * time.Minute
+		}
+		return c.reconcile(ctx, out, obj, *wait)
+	}
+	*wait = max(*wait, 0)
 	release := strings.ToLower(obj.GetKind()) + "-" + obj.GetName()
 	if r, found, _ := unstructured.NestedString(obj.Object, "status", "release", "name"); found && r != "" {
 		release = r

@@ -139,6 +139,23 @@ func TestRun_HistoryAndRollback(t *testing.T) {
 		t.Errorf("second rollback said:\n%s\nhistory:\n%s", out.String(), history())
 	}
 
+	// A reconcile asked for runs, and says so; no revision comes of it.
+	out.Reset()
+	if err := Run(ctx, []string{"reconcile", "webapp/shop", "-n", ns.Name, "--wait", "1m"}, &out, cfg); err != nil {
+		t.Fatalf("reconcile: %v\n%s", err, out.String())
+	}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+		t.Fatal(err)
+	}
+	token := app.GetAnnotations()["rudder.dev/reconcile-requested-at"]
+	if handled, _, _ := unstructured.NestedString(app.Object, "status", "lastHandledReconcileAt"); token == "" || handled != token ||
+		!strings.Contains(out.String(), "reconcile requested") || !strings.Contains(out.String(), "reconciled; phase") {
+		t.Errorf("reconcile said:\n%s\nannotation %q, status.lastHandledReconcileAt %q", out.String(), token, handled)
+	}
+	if h := history(); strings.Contains(h, "\n6 ") {
+		t.Errorf("the reconcile made a revision:\n%s", h)
+	}
+
 	errs := []struct {
 		args []string
 		want string

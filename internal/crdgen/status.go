@@ -97,6 +97,8 @@ func commonStatus(kind string) map[string]apiextensionsv1.JSONSchemaProps {
 				"have their data copied into status under that key.",
 			Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}},
 		},
+		"lastHandledReconcileAt": str("The value of the rudder.dev/reconcile-requested-at annotation that the last " +
+			"reconcile saw: once it equals the annotation, a reconcile asked for that way has run."),
 		"history": {
 			Type:        "array",
 			Description: "The release's stored revisions, newest first, at most the kind's maxHistory, as `helm history` shows them.",

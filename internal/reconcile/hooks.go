@@ -28,7 +28,11 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 		res, err := h.Reconcile(ctx, o.obj, runtime.DeepCopyJSON(o.values))
 		o.hooks = append(o.hooks, hookRun{hook: h, res: res, err: err})
 		if err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Hook failed", "hook", h.Name())
+			if namespaceTerminating(err) { // not the hook's failure: Reconcile says why it stops
+				ctrl.LoggerFrom(ctx).V(1).Info("Hook stopped: the namespace is being deleted", "hook", h.Name(), "error", err.Error())
+			} else {
+				ctrl.LoggerFrom(ctx).Error(err, "Hook failed", "hook", h.Name())
+			}
 			o.facts.hookErr = fmt.Errorf("hook %s: %w", h.Name(), err)
 			return
 		}

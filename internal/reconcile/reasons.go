@@ -119,5 +119,12 @@ const (
 	LabelRollbackGeneration = "rudder.dev/rollback-generation"
 )
 
+// AnnotationReconcileRequestedAt set to a new value (a time, by convention)
+// asks for a reconcile now, as Flux's reconcile.fluxcd.io/requestedAt does;
+// status.lastHandledReconcileAt then echoes the value, so that whoever asked
+// knows a reconcile has seen the resource since (`rudder reconcile` waits for
+// it).
+const AnnotationReconcileRequestedAt = "rudder.dev/reconcile-requested-at"
+
 // Finalizer keeps a custom resource until its release is uninstalled.
 const Finalizer = "rudder.dev/release"

@@ -468,7 +468,8 @@ func TestReconciler_RollbackToARevisionHoldsUntilTheSpecChanges(t *testing.T) {
 	testenv.Eventually(t, "status says it is held", func() error {
 		return conditionIs(get(t, webappGVK, ns, "back"), "Released", metav1.ConditionTrue, reconcile.ReasonRolledBack)
 	})
-	time.Sleep(2 * time.Second) // rudder must not upgrade back to the spec
+	time.Sleep(2 * time.Second)          // rudder must not upgrade back to the spec,
+	reconciled(t, webappGVK, ns, "back") // even when it looks again
 	waitRevisions(t, ns, "webapp-back", "2:superseded", "3:superseded", "4:deployed")
 
 	// A spec change ends the rollback: the annotation goes and the spec is deployed.

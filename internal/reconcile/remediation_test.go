@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -62,12 +63,34 @@ func conditionSays(t *testing.T, gvk schema.GroupVersionKind, ns, name, typ stri
 	})
 }
 
-// stays checks that a release keeps exactly these revisions for a while.
-func stays(t *testing.T, ns, release string, d time.Duration, want ...string) {
+// stays checks that the release of the gvk resource ns/name keeps exactly
+// these revisions for a while, and after a reconcile asked for once that
+// while is over: the positive signal that rudder did look again.
+func stays(t *testing.T, gvk schema.GroupVersionKind, ns, name string, d time.Duration, want ...string) {
 	t.Helper()
+	release := strings.ToLower(gvk.Kind) + "-" + name
 	waitRevisions(t, ns, release, want...)
 	time.Sleep(d)
+	reconciled(t, gvk, ns, name)
 	waitRevisions(t, ns, release, want...)
+}
+
+// reconciled asks for a reconcile of the gvk resource ns/name
+// (AnnotationReconcileRequestedAt) and waits until its status says one ran.
+func reconciled(t *testing.T, gvk schema.GroupVersionKind, ns, name string) {
+	t.Helper()
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, reconcile.AnnotationReconcileRequestedAt, token)
+	if err := k8s.Patch(ctx, get(t, gvk, ns, name), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "a reconcile of "+ns+"/"+name+" after the request "+token, func() error {
+		handled, _, _ := unstructured.NestedString(get(t, gvk, ns, name).Object, "status", "lastHandledReconcileAt")
+		if handled != token {
+			return fmt.Errorf("status.lastHandledReconcileAt %q", handled)
+		}
+		return nil
+	})
 }
 
 func configMapSays(t *testing.T, ns, name, message string) {
@@ -95,7 +118,7 @@ func TestReconciler_RenderFailureWithRollbackStrategyKeepsTheOldRevision(t *test
 	// nothing to roll back: the old revision keeps serving untouched.
 	conditionSays(t, sprocketGVK, ns, "render", "Released", metav1.ConditionFalse, reconcile.ReasonRetriesExhausted,
 		"Gave up after 2 failed tries", "the sprocket cannot render")
-	stays(t, ns, "sprocket-render", time.Second, "1:deployed")
+	stays(t, sprocketGVK, ns, "render", time.Second, "1:deployed")
 	configMapSays(t, ns, "sprocket-render", "one")
 }
 
@@ -112,7 +135,7 @@ func TestReconciler_RejectedUpgradeIsRolledBackOnceAfterTheLastAttempt(t *testin
 		"Rollback to 1", "2 attempts", "rejected", "holds it until the spec or the chart changes")
 	conditionSays(t, sprocketGVK, ns, "reject", "Ready", metav1.ConditionFalse, reconcile.ReasonRemediated, "Rollback to 1")
 	configMapSays(t, ns, "sprocket-reject", "one")
-	stays(t, ns, "sprocket-reject", 2*time.Second, "1:superseded", "2:failed", "3:failed", "4:deployed")
+	stays(t, sprocketGVK, ns, "reject", 2*time.Second, "1:superseded", "2:failed", "3:failed", "4:deployed")
 }
 
 func TestReconciler_ReadinessTimeoutRollsBackOnceThenHolds(t *testing.T) {
@@ -135,7 +158,7 @@ func TestReconciler_ReadinessTimeoutRollsBackOnceThenHolds(t *testing.T) {
 		}
 		return client.IgnoreNotFound(err)
 	})
-	stays(t, ns, "sprocket-slow", 4*time.Second, "1:superseded", "2:superseded", "3:deployed") // no loop
+	stays(t, sprocketGVK, ns, "slow", 4*time.Second, "1:superseded", "2:superseded", "3:deployed") // no loop
 
 	// A spec change ends the hold.
 	patchSpec(t, sprocketGVK, ns, "slow", `{"deployment":false,"message":"two"}`)
@@ -153,7 +176,7 @@ func TestReconciler_ReadinessTimeoutWithRetryStrategyIsReportedNotRolledBack(t *
 	waitRevisions(t, ns, "widget-slow", "1:superseded", "2:deployed")
 	conditionSays(t, widgetGVK, ns, "slow", "Ready", metav1.ConditionFalse, reconcile.ReasonReadinessTimeout,
 		"Revision 2 was not Ready within remediation.readinessTimeout 2s", "Deployment/widget-slow")
-	stays(t, ns, "widget-slow", 3*time.Second, "1:superseded", "2:deployed")
+	stays(t, widgetGVK, ns, "slow", 3*time.Second, "1:superseded", "2:deployed")
 
 	// Ready at last: the timeout no longer matters.
 	setDeploymentStatus(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget-slow"}}, 1, 1)
@@ -184,7 +207,7 @@ func TestReconciler_FailedInstallIsUninstalledOrKeptAsThePolicySays(t *testing.T
 	})
 	// The second and last attempt, 10s later, fails and is uninstalled too.
 	conditionSays(t, sprocketGVK, ns, "bad", "Released", metav1.ConditionFalse, reconcile.ReasonRetriesExhausted, "Gave up after 2 failed tries")
-	stays(t, ns, "sprocket-bad", time.Second)
+	stays(t, sprocketGVK, ns, "bad", time.Second)
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sprocket-bad"}, &corev1.ConfigMap{}); client.IgnoreNotFound(err) != nil || err == nil {
 		t.Errorf("the failed install's ConfigMap is still there (%v)", err)
 	}
@@ -248,7 +271,7 @@ func TestReconciler_OutOfBandUpgradeIsReverted(t *testing.T) {
 		}
 		return fmt.Errorf("no event with reason %s among %d", reconcile.ReasonOutOfBand, len(list.Items))
 	})
-	stays(t, ns, "widget-hand", time.Second, "1:superseded", "2:superseded", "3:deployed")
+	stays(t, widgetGVK, ns, "hand", time.Second, "1:superseded", "2:superseded", "3:deployed")
 }
 
 func TestReconciler_OutOfBandRevisionsAreKeptUntilTheSpecChanges(t *testing.T) {
@@ -261,7 +284,7 @@ func TestReconciler_OutOfBandRevisionsAreKeptUntilTheSpecChanges(t *testing.T) {
 	conditionSays(t, sprocketGVK, ns, "hand", "OutOfBand", metav1.ConditionTrue, reconcile.ReasonOutOfBandKept,
 		"Revision 2 was written by another Helm client", "Edit the spec")
 	conditionSays(t, sprocketGVK, ns, "hand", "Released", metav1.ConditionUnknown, reconcile.ReasonOutOfBand)
-	stays(t, ns, "sprocket-hand", 2*time.Second, "1:superseded", "2:deployed")
+	stays(t, sprocketGVK, ns, "hand", 2*time.Second, "1:superseded", "2:deployed")
 	configMapSays(t, ns, "sprocket-hand", "by hand")
 
 	// A spec change: rudder deploys the spec over the hand-made revision.
@@ -274,6 +297,6 @@ func TestReconciler_OutOfBandRevisionsAreKeptUntilTheSpecChanges(t *testing.T) {
 	handRollback(t, ns, "sprocket-hand", 1)
 	conditionSays(t, sprocketGVK, ns, "hand", "OutOfBand", metav1.ConditionTrue, reconcile.ReasonOutOfBandKept,
 		"Revision 4 was written by another Helm client", "Rollback to 1")
-	stays(t, ns, "sprocket-hand", 2*time.Second, "1:superseded", "2:superseded", "3:superseded", "4:deployed")
+	stays(t, sprocketGVK, ns, "hand", 2*time.Second, "1:superseded", "2:superseded", "3:superseded", "4:deployed")
 	configMapSays(t, ns, "sprocket-hand", "spec")
 }

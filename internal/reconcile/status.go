@@ -18,16 +18,18 @@ import (
 // Status is the part of a custom resource's .status the reconciler owns. Hooks
 // own other keys; they are kept as they are.
 type Status struct {
-	ObservedGeneration int64              `json:"observedGeneration"`
-	Phase              string             `json:"phase"`
-	Message            string             `json:"message"`
-	Replicas           int32              `json:"replicas"`
-	ReadyReplicas      int32              `json:"readyReplicas"`
-	Release            *ReleaseStatus     `json:"release,omitempty"`
-	History            []HistoryEntry     `json:"history,omitempty"`
-	Failures           *FailureStatus     `json:"failures,omitempty"`
-	Published          []string           `json:"published,omitempty"` // the chart's status keys (AnnotationStatusKey)
-	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+	ObservedGeneration int64          `json:"observedGeneration"`
+	Phase              string         `json:"phase"`
+	Message            string         `json:"message"`
+	Replicas           int32          `json:"replicas"`
+	ReadyReplicas      int32          `json:"readyReplicas"`
+	Release            *ReleaseStatus `json:"release,omitempty"`
+	History            []HistoryEntry `json:"history,omitempty"`
+	Failures           *FailureStatus `json:"failures,omitempty"`
+	Published          []string       `json:"published,omitempty"` // the chart's status keys (AnnotationStatusKey)
+	// The AnnotationReconcileRequestedAt value the reconcile that wrote this saw.
+	LastHandledReconcileAt string             `json:"lastHandledReconcileAt,omitempty"`
+	Conditions             []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ReleaseStatus describes the deployed revision (the newest one when none is
@@ -56,7 +58,7 @@ type FailureStatus struct {
 }
 
 // ownedKeys are the keys of .status that Status writes, removed when unset.
-var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "failures", "published"}
+var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "failures", "published", "lastHandledReconcileAt"}
 
 // writeStatus computes status from o and patches it onto the custom resource,
 // unless nothing changed.
@@ -68,6 +70,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	}
 	st := computeStatus(o, prev, r.now())
 	st.History = r.history(ctx, o)
+	st.LastHandledReconcileAt = o.obj.GetAnnotations()[AnnotationReconcileRequestedAt]
 	if fl, ok := r.failures.current(o.key); ok && fl.count > 0 && fl.want == o.facts.want {
 		st.Failures = fl.status()
 	}

@@ -30,7 +30,7 @@ func TestReconciler_UninstallKeepHistoryByHand(t *testing.T) {
 	helmCLI(t, ns, "uninstall", "sprocket-gone", "--keep-history")
 	conditionSays(t, sprocketGVK, ns, "gone", "Released", metav1.ConditionFalse, reconcile.ReasonOutOfBand,
 		"Revision 1 was uninstalled by another Helm client", "outOfBand: keep")
-	stays(t, ns, "sprocket-gone", time.Second, "1:uninstalled")
+	stays(t, sprocketGVK, ns, "gone", time.Second, "1:uninstalled")
 	patchSpec(t, sprocketGVK, ns, "gone", `{"message":"new spec"}`)
 	waitRevisions(t, ns, "sprocket-gone", "1:superseded", "2:deployed")
 	configMapSays(t, ns, "sprocket-gone", "new spec")

@@ -106,12 +106,13 @@ func TestLifecycle_SIGTERMLeavesNoPendingRelease(t *testing.T) {
 func isPendingStatus(s string) bool { return strings.HasPrefix(s, "pending-") || s == "uninstalling" }
 
 // TestLifecycle_NamespaceDeletionCleansUp: deleting a namespace holding
-// WebApps ends with the namespace gone: rudder's finalizer on each WebApp is
-// removed once its release is uninstalled. It is quiet too (issue 11, defect
+// WebApps and Databases ends with the namespace gone: rudder's finalizer on
+// each is removed once its release is uninstalled. It is quiet too (issue 11, defect
 // 8): the namespace controller deletes the releases' storage Secrets while
 // rudder purges them, and the API server refuses events in a namespace being
-// deleted; neither is an error, so the manager logs no error line and no
-// reconcile error about the namespace.
+// deleted; neither is an error, nor a Database hook's write (its credentials
+// Secret, its backup claim) refused there, so the manager logs no error line
+// and no reconcile error about the namespace.
 //
 // The webapp chart renders no object with helm.sh/resource-policy: keep, so
 // that half of issue 5's deletion point is left to the envtest suite.
@@ -124,16 +125,23 @@ func TestLifecycle_NamespaceDeletionCleansUp(t *testing.T) {
 		apps[i] = newApp(t, ns, fmt.Sprintf("lc-ns-%02d", i))
 		apps[i].create(map[string]any{"image": "nginx:1.21", "replicas": 1, "port": 80})
 	}
+	dbs := []*nsDatabase{{t: t, ns: ns, name: "lc-ns-db"}, {t: t, ns: ns, name: "lc-ns-db-backup"}}
+	dbs[0].create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders"})
+	dbs[1].create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders",
+		"backup": map[string]any{"enabled": true, "storageSize": "1Gi"}})
 	for _, a := range apps {
 		a.waitServing(1, "nginx:1.21", 1)
+	}
+	for _, db := range dbs {
+		db.waitReady(metav1.ConditionTrue, "Ready")
 	}
 	logged := logSize(t)
 	kubectl(t, "delete", "namespace", ns, "--wait=false")
 	eventually(t, "namespace "+ns+" gone", func() error {
 		if err := namespaceGone(ns); err != nil {
-			out, _ := run("kubectl", "get", "webapp", "-n", ns, "-o",
+			out, _ := run("kubectl", "get", "webapp,database", "-n", ns, "-o",
 				`jsonpath={range .items[*]}{.metadata.name} finalizers={.metadata.finalizers} {.status.phase}: {.status.message}{"\n"}{end}`)
-			return fmt.Errorf("%w; WebApps left: %s", err, out)
+			return fmt.Errorf("%w; left: %s", err, out)
 		}
 		return nil
 	})

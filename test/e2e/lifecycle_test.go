@@ -280,10 +280,11 @@ func (a *lcApp) checkHistory(revs []helmRevision, n int, descriptions map[int]st
 	}
 }
 
-// holdsSteady checks, for d, that the release keeps n revisions in helm
-// history, the newest deployed one with values image, and that the
-// Deployment keeps running image: rudder writes no revision and changes
-// nothing.
+// holdsSteady checks, for d and then after a reconcile asked for at the
+// end of d (the positive signal that rudder looked again), that the release
+// keeps n revisions in helm history, the newest deployed one with values
+// image, and that the Deployment keeps running image: rudder writes no
+// revision and changes nothing.
 func (a *lcApp) holdsSteady(d time.Duration, n int, image string) {
 	a.t.Helper()
 	deadline := time.Now().Add(d)
@@ -292,11 +293,33 @@ func (a *lcApp) holdsSteady(d time.Duration, n int, image string) {
 			a.t.Fatalf("expected the release to hold for %s: %v", d, err)
 		}
 		if time.Now().After(deadline) {
-			a.t.Logf("release %s held at %d revisions on %s for %s", a.release(), n, image, d)
-			return
+			break
 		}
 		time.Sleep(2 * time.Second)
 	}
+	a.reconciled()
+	if err := a.steady(n, image); err != nil {
+		a.t.Fatalf("expected the release to hold after a reconcile: %v", err)
+	}
+	a.t.Logf("release %s held at %d revisions on %s for %s and a reconcile", a.release(), n, image, d)
+}
+
+// reconciled asks rudder to reconcile the WebApp now, as `rudder reconcile`
+// does, and waits until its status says a reconcile saw the request.
+func (a *lcApp) reconciled() {
+	a.t.Helper()
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	a.annotate("rudder.dev/reconcile-requested-at=" + token)
+	eventually(a.t, fmt.Sprintf("a reconcile of WebApp %s/%s after the request %s", a.ns, a.name, token), func() error {
+		wa, err := a.get()
+		if err != nil {
+			return err
+		}
+		if wa.Status.LastHandledReconcileAt != token {
+			return fmt.Errorf("status.lastHandledReconcileAt %q", wa.Status.LastHandledReconcileAt)
+		}
+		return nil
+	})
 }
 
 // steady says how the release differs from n revisions, the newest deployed

@@ -41,6 +41,8 @@ type webAppStatus struct {
 	ReadyReplicas      int32              `json:"readyReplicas"`
 	Release            *releaseStatus     `json:"release"`
 	Conditions         []metav1.Condition `json:"conditions"`
+	// LastHandledReconcileAt echoes rudder.dev/reconcile-requested-at.
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt"`
 }
 
 type releaseStatus struct {

@@ -1,0 +1,210 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Issue 11, the manager killed (SIGKILL, as the OOM killer does) right after
+// it started a Database's backup Job, then right after it started a restore
+// Job; each Job then finishes while no manager runs, so the next manager
+// finds a finished Job it has not recorded. No backup or restore runs twice
+// (one Job and one pod each, the same Job throughout), both are recorded, and
+// no credentials Secret changes.
+func TestFaults_KilledDuringBackupAndRestore(t *testing.T) {
+	ns := "faults-database"
+	createNamespace(t, ns)
+	src := &nsDatabase{t: t, ns: ns, name: "kill-src"}
+	src.create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders",
+		"backup": map[string]any{"enabled": true, "schedule": "0 2 1 1 *", "storageSize": "1Gi"}})
+	src.waitReady(metav1.ConditionTrue, "Ready")
+	srcSecret := secretOf(t, ns, src.name+"-credentials")
+
+	t.Log("killed while a requested backup Job runs")
+	kubectl(t, "annotate", "database", src.name, "-n", ns, "rudder.dev/backup-now=first")
+	backup := waitJob(t, ns, "the backup Job of request first", func(j *batchv1.Job) bool {
+		return j.Annotations["rudder.dev/backup-now"] == "first"
+	})
+	if backupRecorded(t, ns, src.name) {
+		t.Fatal("the backup was recorded before the kill: the kill did not land during the backup")
+	}
+	killManager(t)
+	eventuallyWithin(t, 3*time.Minute, "the backup Job complete while no manager runs", func() error { return jobSucceeded(ns, backup.Name) })
+	startManagerAgain(t)
+	eventuallyWithin(t, 3*time.Minute, "Database "+src.name+" BackedUp True with lastBackup", func() error {
+		if !backupRecorded(t, ns, src.name) {
+			return fmt.Errorf("no backup recorded on Database %s yet", src.name)
+		}
+		return nil
+	})
+	checkOnce(t, ns, backup, func(j *batchv1.Job) bool { return j.Annotations["rudder.dev/backup-now"] == "first" })
+
+	t.Log("killed while the restore Job runs")
+	dst := &nsDatabase{t: t, ns: ns, name: "kill-dst"}
+	dst.create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders",
+		"restore": map[string]any{"from": src.name}})
+	isRestore := func(j *batchv1.Job) bool { return j.Name == dst.name+"-restore" }
+	restore := waitJob(t, ns, "the restore Job of "+dst.name, isRestore)
+	if restoreRecorded(t, ns, dst.name) {
+		t.Fatal("the restore was recorded before the kill: the kill did not land during the restore")
+	}
+	dstSecret := secretOf(t, ns, dst.name+"-credentials")
+	killManager(t)
+	eventuallyWithin(t, 3*time.Minute, "the restore Job complete while no manager runs", func() error { return jobSucceeded(ns, restore.Name) })
+	if restoreRecorded(t, ns, dst.name) {
+		t.Fatal("the restore was recorded while no manager ran")
+	}
+	startManagerAgain(t)
+
+	dst.waitReady(metav1.ConditionTrue, "Ready")
+	if !restoreRecorded(t, ns, dst.name) {
+		t.Errorf("claim data-%s-0 does not record the restore", dst.name)
+	}
+	checkOnce(t, ns, restore, isRestore)
+	checkSecretUnchanged(t, srcSecret)
+	checkSecretUnchanged(t, dstSecret)
+	src.checkSteady(1)
+	dst.checkSteady(1)
+}
+
+// killManager SIGKILLs the manager; startManagerAgain starts the next one.
+// Between them, the cluster goes on without rudder.
+func killManager(t *testing.T) {
+	t.Helper()
+	if err := rudder.kill(); err != nil {
+		t.Fatalf("killing the manager (pid %d): %v", rudder.pid(), err)
+	}
+	t.Logf("manager (pid %d) killed", rudder.pid())
+}
+
+func startManagerAgain(t *testing.T) {
+	t.Helper()
+	if err := startNextManager(); err != nil {
+		t.Fatalf("starting a manager after SIGKILL: %v", err)
+	}
+	t.Logf("the next manager (pid %d, log %s) is ready", rudder.pid(), rudder.logPath)
+}
+
+func jobSucceeded(ns, name string) error {
+	var j batchv1.Job
+	found, err := getJSON(&j, "job", name, "-n", ns)
+	switch {
+	case err != nil:
+		return err
+	case !found:
+		return fmt.Errorf("expected Job %s/%s, saw NotFound", ns, name)
+	case j.Status.Succeeded == 0:
+		return fmt.Errorf("Job %s/%s: %d succeeded, %d failed, %d active", ns, name, j.Status.Succeeded, j.Status.Failed, j.Status.Active)
+	}
+	return nil
+}
+
+// waitJob waits for the one Job in ns that is, and returns it.
+func waitJob(t *testing.T, ns, what string, is func(*batchv1.Job) bool) batchv1.Job {
+	t.Helper()
+	var found batchv1.Job
+	eventuallyWithin(t, 3*time.Minute, what, func() error {
+		jobs, err := jobsWhere(ns, is)
+		if err != nil {
+			return err
+		}
+		if len(jobs) != 1 {
+			return fmt.Errorf("%d such Jobs", len(jobs))
+		}
+		found = jobs[0]
+		return nil
+	})
+	return found
+}
+
+func jobsWhere(ns string, is func(*batchv1.Job) bool) ([]batchv1.Job, error) {
+	var list batchv1.JobList
+	if _, err := getJSON(&list, "jobs", "-n", ns); err != nil {
+		return nil, err
+	}
+	var out []batchv1.Job
+	for i := range list.Items {
+		if is(&list.Items[i]) {
+			out = append(out, list.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// checkOnce fails the test unless job is still the only Job that is, and it
+// ran one pod, which succeeded.
+func checkOnce(t *testing.T, ns string, job batchv1.Job, is func(*batchv1.Job) bool) {
+	t.Helper()
+	jobs, err := jobsWhere(ns, is)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 1 || jobs[0].UID != job.UID {
+		t.Errorf("Job %s: want it the only one, unchanged (uid %s); saw %d: %s", job.Name, job.UID, len(jobs), toJSON(jobs))
+		return
+	}
+	var pods corev1.PodList
+	if _, err := getJSON(&pods, "pods", "-n", ns, "-l", "batch.kubernetes.io/controller-uid="+string(job.UID)); err != nil {
+		t.Fatal(err)
+	}
+	if st := jobs[0].Status; len(pods.Items) != 1 || st.Succeeded != 1 || st.Failed != 0 {
+		t.Errorf("Job %s ran %d pods (%d succeeded, %d failed), want one that succeeded", job.Name, len(pods.Items), st.Succeeded, st.Failed)
+	}
+}
+
+// backupRecorded says whether Database name reports a successful backup.
+func backupRecorded(t *testing.T, ns, name string) bool {
+	t.Helper()
+	var db database
+	mustGetJSON(t, &db, "database", name, "-n", ns)
+	c := condition(db.Status.Conditions, "BackedUp")
+	return db.Status.LastBackup != "" && c != nil && c.Status == metav1.ConditionTrue
+}
+
+// restoreRecorded says whether Database name's data claim records a restore.
+func restoreRecorded(t *testing.T, ns, name string) bool {
+	t.Helper()
+	var c corev1.PersistentVolumeClaim
+	found, err := getJSON(&c, "pvc", "data-"+name+"-0", "-n", ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found && c.Annotations["rudder.dev/restored-from"] != ""
+}
+
+// secretOf waits for Secret name in ns and returns it.
+func secretOf(t *testing.T, ns, name string) corev1.Secret {
+	t.Helper()
+	var s corev1.Secret
+	eventually(t, "Secret "+ns+"/"+name, func() error {
+		found, err := getJSON(&s, "secret", name, "-n", ns)
+		if err == nil && !found {
+			err = fmt.Errorf("expected Secret %s/%s, saw NotFound", ns, name)
+		}
+		return err
+	})
+	return s
+}
+
+// checkSecretUnchanged fails the test if the Secret was replaced or written.
+func checkSecretUnchanged(t *testing.T, before corev1.Secret) {
+	t.Helper()
+	after := secretOf(t, before.Namespace, before.Name)
+	if after.UID != before.UID || after.ResourceVersion != before.ResourceVersion || !reflect.DeepEqual(after.Data, before.Data) {
+		keys := make([]string, 0, len(after.Data))
+		for k := range after.Data {
+			keys = append(keys, k)
+		}
+		t.Errorf("Secret %s/%s changed (uid %s→%s, resourceVersion %s→%s, keys now %s)", before.Namespace, before.Name,
+			before.UID, after.UID, before.ResourceVersion, after.ResourceVersion, strings.Join(keys, ","))
+	}
+}
