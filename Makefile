@@ -17,6 +17,10 @@ FUZZTIME      ?= 10s
 E2E_TIMEOUT   ?= 40m
 BENCH_TIMEOUT ?= 240m
 
+# make bundle: the release the OLM bundle describes, and the manager image it installs.
+VERSION ?= 0.1.0
+IMG     ?= rudder:latest
+
 # make bench: how many WebApps of how many replicas (test/bench reads both).
 RUDDER_BENCH_WEBAPPS  ?= 1000
 RUDDER_BENCH_REPLICAS ?= 2
@@ -47,6 +51,10 @@ tools: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, k
 manifests: ## Generate config/crd/bases/ from watches.yaml and the charts (rudder manifests; docs/chart-conventions.md).
 	go run ./cmd/rudder manifests --watches-file watches.yaml --output-dir config/crd/bases
 
+.PHONY: bundle
+bundle: ## Generate the OLM bundle in bundle/ from config/ and the README for VERSION (0.1.0) and IMG (rudder:latest) (rudder bundle).
+	go run ./cmd/rudder bundle --version $(VERSION) --image $(IMG) --config-dir config --readme README.md --output-dir bundle
+
 ##@ Local cluster
 
 .PHONY: cluster-up
@@ -67,8 +75,9 @@ run: tools build ## Run rudder in the foreground (starts a local cluster when KU
 test: tools test-unit test-fuzz test-e2e ## Run every test: unit, integration (envtest), a short fuzzing of each target, end-to-end (local cluster).
 
 .PHONY: test-unit
-test-unit: ## Run unit and integration tests (envtest on the binaries in bin/).
+test-unit: ## Run unit and integration tests (envtest on the binaries in bin/), and the monitoring config's check (its own module).
 	go test $(GO_TEST_FLAGS) ./...
+	cd test/monitoring && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-fuzz
 test-fuzz: ## Fuzz each target for 2s (make test's short run; make fuzz for longer).

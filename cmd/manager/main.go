@@ -26,14 +26,40 @@ func main() {
 	flag.DurationVar(&opts.HolderLease, "holder-lease-duration", 15*time.Second, "how long this process's Lease lives unrenewed: how soon after a crash another rudder may unlock its pending operations")
 	flag.StringVar(&opts.WatchesFile, "watches-file", "", "watches file on disk, charts relative to it (default: the embedded watches.yaml and charts)")
 	flag.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, error, or a verbosity number")
-	flag.StringVar(&opts.LogFormat, "log-format", "json", "json or console")
+	flag.StringVar(&opts.LogLevel, "zap-log-level", "info", "the same as --log-level (operator-sdk's name)")
+	flag.StringVar(&opts.LogFormat, "log-format", "json", "json (deployed) or console (development)")
+	devel := flag.Bool("zap-devel", false, "development logs: console format, and debug level unless --log-level says otherwise (operator-sdk's flag)")
 	flag.Parse()
 	opts.KubeAPIQPS = float32(*qps)
-	if ns := os.Getenv("WATCH_NAMESPACE"); ns != "" {
-		opts.Namespaces = strings.Split(ns, ",")
+	if *devel {
+		opts.LogFormat = "console"
+		if !flagSet("log-level") && !flagSet("zap-log-level") {
+			opts.LogLevel = "debug"
+		}
 	}
+	opts.Namespaces = namespaces(os.Getenv("WATCH_NAMESPACE"))
 	if err := manager.Run(ctrl.SetupSignalHandler(), opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rudder:", err)
 		os.Exit(1)
 	}
+}
+
+// namespaces reads WATCH_NAMESPACE: one name, several separated by commas
+// (spaces and empty entries ignored, as OLM's olm.targetNamespaces may have
+// them), or nothing for all namespaces.
+func namespaces(env string) []string {
+	var out []string
+	for _, ns := range strings.Split(env, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// flagSet says whether the command line set flag name.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

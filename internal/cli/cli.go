@@ -36,6 +36,8 @@ const usage = `Usage:
                                                       until a reconcile has seen it (--wait 0: do not wait)
   rudder manifests [--watches-file watches.yaml] [--output-dir config/crd/bases] [--check]
                                                       generate each kind's CRD from its chart (make manifests)
+  rudder bundle [--version 0.1.0] [--image rudder:latest] [--output-dir bundle] [--check]
+                                                      generate the OLM bundle from config/ (make bundle)
 As a kubectl plugin (an executable kubectl-rudder on PATH): kubectl rudder history webapp/my-webapp
 `
 
@@ -48,6 +50,9 @@ func Run(ctx context.Context, args []string, out io.Writer, config *rest.Config)
 	cmd, rest := args[0], args[1:]
 	if cmd == "manifests" {
 		return runManifests(rest, out)
+	}
+	if cmd == "bundle" {
+		return runBundle(rest, out)
 	}
 	fs := flag.NewFlagSet("rudder "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -2,5 +2,6 @@
 // and `rudder rollback`, with the meaning of `helm history` and `helm
 // rollback`, also usable as the kubectl plugin `kubectl rudder`. A rollback
 // only asks (the rudder.dev/rollback-to annotation): the reconciler acts.
-// `rudder manifests` generates the kinds' CRDs from their charts (crdgen).
+// `rudder manifests` generates the kinds' CRDs from their charts (crdgen),
+// and `rudder bundle` the OLM bundle from config/ (package bundle).
 package cli

@@ -62,6 +62,9 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		rel = r.mark(ctx, hc, rel)
 		r.revisions.remember(o.release, rel)
 	}
+	if err == nil || !namespaceTerminating(err) {
+		r.observeHelm(strings.ToLower(a.verb), started, err)
+	}
 	if err != nil && namespaceTerminating(err) {
 		// Its deletion reaches the custom resource next: nothing failed.
 		log.V(1).Info("Helm "+a.verb+" stopped: the namespace is being deleted", "error", err.Error())

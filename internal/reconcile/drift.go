@@ -57,6 +57,7 @@ func (r *Reconciler) repair(ctx context.Context, o *observation, want, live *uns
 func (r *Reconciler) repaired(ctx context.Context, o *observation, obj *unstructured.Unstructured, how string) {
 	ref := obj.GetKind() + "/" + obj.GetName()
 	ctrl.LoggerFrom(ctx).Info("Put back object "+how+" outside Helm", "object", ref)
+	driftRepairs.WithLabelValues(r.Watch.GVK.Kind, obj.GetKind()).Inc()
 	r.Recorder.Eventf(o.obj, obj, corev1.EventTypeNormal, ReasonDriftRepaired, "Repair",
 		"Put back %s, %s outside its release", ref, how)
 }

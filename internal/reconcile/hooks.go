@@ -26,6 +26,9 @@ type hookRun struct {
 func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 	for _, h := range r.Hooks {
 		res, err := h.Reconcile(ctx, o.obj, runtime.DeepCopyJSON(o.values))
+		if err == nil || !namespaceTerminating(err) {
+			hookRuns.WithLabelValues(r.Watch.GVK.Kind, h.Name(), result(err)).Inc()
+		}
 		o.hooks = append(o.hooks, hookRun{hook: h, res: res, err: err})
 		if err != nil {
 			if namespaceTerminating(err) { // not the hook's failure: Reconcile says why it stops

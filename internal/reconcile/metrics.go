@@ -2,23 +2,227 @@ package reconcile
 
 import (
 	"errors"
+	"maps"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-// registerEntriesGauge exports r.entries() as rudder_reconciler_entries{kind}
-// on the manager's metrics endpoint: what the reconciler of a kind holds in
-// memory per resource, which must fall back to 0 once the resources are gone.
-func (r *Reconciler) registerEntriesGauge() error {
-	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name:        "rudder_reconciler_entries",
-		Help:        "Per-resource entries the reconciler of a kind keeps in memory (expectations, failures, status writes, out-of-band notices, decoded revisions by release).",
-		ConstLabels: prometheus.Labels{"kind": r.Watch.GVK.Kind, "group": r.Watch.GVK.Group},
-	}, func() float64 { return float64(r.entries()) })
-	if err := metrics.Registry.Register(g); err != nil {
+// rudder's own series on the manager's metrics endpoint, next to
+// controller-runtime's. config/prometheus alerts on them and
+// config/grafana charts them; a test keeps both to these names.
+var (
+	reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "rudder_reconcile_duration_seconds",
+		Help:    "Time one reconcile of a custom resource took, by kind and the step it ran (install, upgrade, rollback, uninstall, none, wait, hold, paused, …).",
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"kind", "step"})
+	helmSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "rudder_helm_action_duration_seconds",
+		Help:    "Time a Helm action on a release took, by kind, action (install, upgrade, rollback, uninstall) and result (success, failure); its _count counts the actions.",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+	}, []string{"kind", "action", "result"})
+	driftRepairs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rudder_drift_repairs_total",
+		Help: "Objects of a release put back to the deployed revision after someone changed them, by kind and the object's kind.",
+	}, []string{"kind", "object_kind"})
+	hookRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rudder_hook_runs_total",
+		Help: "Runs of a kind's Go hooks, by kind, hook and result (success, failure).",
+	}, []string{"kind", "hook", "result"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(reconcileSeconds, helmSeconds, driftRepairs, hookRuns)
+}
+
+// result names an error's outcome as the metrics' result label.
+func result(err error) string {
+	if err != nil {
+		return "failure"
+	}
+	return "success"
+}
+
+// observeHelm records one Helm action of the kind, started at started.
+func (r *Reconciler) observeHelm(action string, started time.Time, err error) {
+	helmSeconds.WithLabelValues(r.Watch.GVK.Kind, action, result(err)).Observe(time.Since(started).Seconds())
+}
+
+// Release states, the state label of rudder_releases.
+const (
+	stateNone       = "none" // nothing deployed yet
+	stateDeployed   = "deployed"
+	stateFailed     = "failed"
+	statePending    = "pending"
+	statePaused     = "paused"
+	stateRolledBack = "rolled_back"
+	stateOutOfBand  = "out_of_band"
+)
+
+var releaseStates = []string{stateNone, stateDeployed, stateFailed, statePending, statePaused, stateRolledBack, stateOutOfBand}
+
+// stateOf says which state the release of o is in, with st the status just
+// computed for it.
+func stateOf(o *observation, st *Status) string {
+	released := ""
+	for _, c := range st.Conditions {
+		if c.Type == ConditionReleased {
+			released = c.Reason
+		}
+	}
+	switch {
+	case o.facts.paused:
+		return statePaused
+	case o.facts.latest != nil && isPending(o.facts.latest.Status):
+		return statePending
+	case released == ReasonRolledBack || released == ReasonRemediated:
+		return stateRolledBack
+	case released == ReasonOutOfBand:
+		return stateOutOfBand
+	case st.Phase == PhaseFailed:
+		return stateFailed
+	case o.facts.deployed != nil:
+		return stateDeployed
+	}
+	return stateNone
+}
+
+// resourceState is what the last status written for a custom resource said.
+type resourceState struct {
+	release string // one of releaseStates
+	ready   bool   // the Ready condition was True
+}
+
+// stateOfStatus is the resourceState of o with st the status just computed.
+func stateOfStatus(o *observation, st *Status) resourceState {
+	rs := resourceState{release: stateOf(o, st)}
+	for _, c := range st.Conditions {
+		if c.Type == ConditionReady {
+			rs.ready = c.Status == metav1.ConditionTrue
+		}
+	}
+	return rs
+}
+
+// states is the last state written for each custom resource.
+type states struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]resourceState
+}
+
+func (s *states) set(key types.NamespacedName, state resourceState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[types.NamespacedName]resourceState{}
+	}
+	s.m[key] = state
+}
+
+func (s *states) forget(key types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, key)
+}
+
+func (s *states) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
+// snapshot returns a copy of the states, for one scrape.
+func (s *states) snapshot() map[types.NamespacedName]resourceState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.m)
+}
+
+// kindCollector exports what a kind's reconciler holds, computed at scrape
+// time from the states it keeps anyway: rudder_releases by state, per
+// resource rudder_release_state and rudder_resource_ready (so that an alert
+// names the resource), and rudder_reconciler_entries.
+type kindCollector struct {
+	r        *Reconciler
+	releases *prometheus.Desc
+	state    *prometheus.Desc
+	ready    *prometheus.Desc
+	entries  *prometheus.Desc
+}
+
+func newKindCollector(r *Reconciler) *kindCollector {
+	labels := prometheus.Labels{"kind": r.Watch.GVK.Kind, "group": r.Watch.GVK.Group}
+	return &kindCollector{
+		r: r,
+		releases: prometheus.NewDesc("rudder_releases",
+			"Custom resources of a kind by the state of their release (none, deployed, failed, pending, paused, rolled_back, out_of_band), as of their last reconcile.",
+			[]string{"state"}, labels),
+		state: prometheus.NewDesc("rudder_release_state",
+			"1 for the state the release of a custom resource is in (none, deployed, failed, pending, paused, rolled_back, out_of_band), as of its last reconcile.",
+			[]string{"namespace", "name", "state"}, labels),
+		ready: prometheus.NewDesc("rudder_resource_ready",
+			"1 when a custom resource's Ready condition was True at its last reconcile, else 0.",
+			[]string{"namespace", "name"}, labels),
+		entries: prometheus.NewDesc("rudder_reconciler_entries",
+			"Per-resource entries the reconciler of a kind keeps in memory (expectations, failures, status writes, states, out-of-band notices, decoded revisions by release).",
+			nil, labels),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *kindCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.releases
+	ch <- c.state
+	ch <- c.ready
+	ch <- c.entries
+}
+
+// Collect implements prometheus.Collector.
+func (c *kindCollector) Collect(ch chan<- prometheus.Metric) {
+	counts := make(map[string]int, len(releaseStates))
+	for key, rs := range c.r.states.snapshot() {
+		counts[rs.release]++
+		ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, 1, key.Namespace, key.Name, rs.release)
+		ready := 0.0
+		if rs.ready {
+			ready = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, ready, key.Namespace, key.Name)
+	}
+	for _, state := range releaseStates {
+		ch <- prometheus.MustNewConstMetric(c.releases, prometheus.GaugeValue, float64(counts[state]), state)
+	}
+	ch <- prometheus.MustNewConstMetric(c.entries, prometheus.GaugeValue, float64(c.r.entries()))
+}
+
+// initSeries creates the kind's Helm action and hook series at zero, so that
+// rate() and increase() see their first failure (a series born at 1 shows
+// no increase).
+func (r *Reconciler) initSeries() {
+	kind := r.Watch.GVK.Kind
+	for _, action := range []string{"install", "upgrade", "rollback", "uninstall"} {
+		for _, res := range []string{"success", "failure"} {
+			helmSeconds.WithLabelValues(kind, action, res)
+		}
+	}
+	for _, h := range r.Hooks {
+		for _, res := range []string{"success", "failure"} {
+			hookRuns.WithLabelValues(kind, h.Name(), res)
+		}
+	}
+}
+
+// registerCollector exports the kind's collector on the manager's metrics
+// endpoint.
+func (r *Reconciler) registerCollector() error {
+	if err := metrics.Registry.Register(newKindCollector(r)); err != nil {
 		if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
-			return nil // a second manager in one process (tests): the first one's gauge stays
+			return nil // a second manager in one process (tests): the first one's collector stays
 		}
 		return err
 	}

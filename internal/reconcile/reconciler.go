@@ -70,6 +70,7 @@ type Reconciler struct {
 	failures    failures
 	revisions   revisions
 	written     writes
+	states      states
 	noticed     noticed
 }
 
@@ -101,6 +102,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	st := plan(o.facts)
+	defer func(started time.Time) {
+		reconcileSeconds.WithLabelValues(r.Watch.GVK.Kind, string(st)).Observe(time.Since(started).Seconds())
+	}(time.Now())
 	ctrl.LoggerFrom(ctx).V(1).Info("Planned step", "step", st)
 	if err := st.check(o.facts); err != nil {
 		return ctrl.Result{}, err // a bug in plan; TestPlan_EveryHistory guards it
@@ -223,7 +227,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
 	}
 	r.chartDigest = helm.ChartDigest(chrt)
-	if err := r.registerEntriesGauge(); err != nil {
+	r.initSeries()
+	if err := r.registerCollector(); err != nil {
 		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).

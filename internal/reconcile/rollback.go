@@ -65,10 +65,12 @@ func (r *Reconciler) helmRollback(ctx context.Context, o *observation, hc *helm.
 	labels[LabelHolder] = r.Holder
 	labels[LabelRevision] = next
 	labels[LabelRollbackAs] = "null"
+	started := time.Now()
 	rel, err := hc.Rollback(ctx, o.release.Name, helm.RollbackOptions{
 		To: to, MaxHistory: r.Watch.MaxHistory, Labels: labels, Description: desc,
 		Pending: map[string]string{LabelHolder: r.Holder, LabelRollbackAs: next},
 	})
+	r.observeHelm("rollback", started, err)
 	if err != nil {
 		return nil, err
 	}

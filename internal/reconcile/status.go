@@ -74,6 +74,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	if fl, ok := r.failures.current(o.key); ok && fl.count > 0 && fl.want == o.facts.want {
 		st.Failures = fl.status()
 	}
+	r.states.set(o.key, stateOfStatus(o, &st))
 	pub := publish(o, takenKeys(hookStatus(o)))
 	pub.into(&st, prev.Published, r.now())
 	computed, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 
@@ -53,7 +55,10 @@ func (r *Reconciler) uninstallRelease(o *observation) error {
 	if err != nil {
 		return err
 	}
-	if err := hc.Uninstall(o.release.Name); err != nil {
+	started := time.Now()
+	err = hc.Uninstall(o.release.Name)
+	r.observeHelm("uninstall", started, err)
+	if err != nil {
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", "%s", err.Error())
 		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonUninstallFailed, message: err.Error(), failed: true}
 		return err

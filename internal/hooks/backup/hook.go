@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -43,6 +44,8 @@ type Hook struct {
 	Client client.Client
 	// Reader reads them from the API server (they are not cached).
 	Reader client.Reader
+
+	tally tally // the backup metrics
 }
 
 var _ hook.Hook = (*Hook)(nil)
@@ -196,6 +199,11 @@ func (h *Hook) report(ctx context.Context, s spec, enabled bool) (hook.Result, e
 	if err := h.Reader.List(ctx, &jobs, client.InNamespace(s.namespace), client.MatchingLabels{LabelBackupOf: s.name}); err != nil {
 		return hook.Result{}, fmt.Errorf("listing backup Jobs: %w", err)
 	}
+	schedule := ""
+	if enabled {
+		schedule = s.schedule
+	}
+	h.tally.observe(types.NamespacedName{Namespace: s.namespace, Name: s.name}, jobs.Items, schedule)
 	var lastOK, lastFinished *batchv1.Job
 	var lastOKAt, lastFinishedAt time.Time
 	running := false
@@ -274,6 +282,7 @@ func failure(j *batchv1.Job) string {
 // Database's volumes — data and backups — once its release is gone;
 // otherwise they stay, for a Database of the same name to find again.
 func (h *Hook) Finalize(ctx context.Context, obj *unstructured.Unstructured) error {
+	h.tally.forget(types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()})
 	if policy, _, _ := unstructured.NestedString(obj.Object, "spec", "deletionPolicy"); policy != "Delete" {
 		return nil
 	}
