@@ -55,9 +55,12 @@ main() {
   shift
   # Without arguments: the end-to-end suite, then the short benchmark. -p 1:
   # one package at a time, as both start operators that watch every namespace.
+  # -parallel 8: the tests that never restart the manager or the cluster call
+  # t.Parallel() and run together once the others are done; they mostly wait
+  # on the cluster, so more of them than cores is the point.
   # `make bench` passes its own.
   local args=("$@")
-  ((${#args[@]})) || args=(-tags e2e -p 1 -v ./test/e2e/... ./test/bench/)
+  ((${#args[@]})) || args=(-tags e2e -p 1 -parallel 8 -v ./test/e2e/... ./test/bench/)
   cd "$ROOT"
 
 

@@ -51,15 +51,22 @@ if [[ -n "${unformatted}" ]]; then
 fi
 echo "ok"
 
-# 2. go vet.
-header "go vet ./..."
+# 2. go vet, also of the end-to-end tests and the benchmark, which only build
+# with their tags: without these, they would rot unseen until a cluster run.
+header "go vet ./... and, with -tags e2e,bench, ./test/..."
 go vet ./... || fail "go vet reported problems (above)"
+go vet -tags e2e,bench ./test/... || fail "go vet -tags e2e,bench reported problems (above)"
+(cd test/monitoring && go vet ./...) || fail "go vet in test/monitoring (its own module) reported problems (above)"
 echo "ok"
 
-# 3. golangci-lint, configured by .golangci.yml at the module root.
-header "golangci-lint run ./..."
+# 3. golangci-lint, configured by .golangci.yml at the module root; the e2e and
+# bench code with their build tags as well.
+header "golangci-lint run ./... (and --build-tags e2e,bench ./test/...)"
 need golangci-lint
 "${BIN}/golangci-lint" run ./... || fail "golangci-lint reported problems (above)"
+"${BIN}/golangci-lint" run --build-tags e2e,bench ./test/... || fail "golangci-lint --build-tags e2e,bench reported problems (above)"
+(cd test/monitoring && "${BIN}/golangci-lint" run -c ../../.golangci.yml ./...) ||
+	fail "golangci-lint in test/monitoring (its own module) reported problems (above)"
 echo "ok"
 
 # 4. helm lint --strict on every chart, once with its default values and once

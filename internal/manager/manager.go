@@ -106,7 +106,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if _, err := store.GetInformer(context.Background(), storage.Object(), cache.BlockUntilSynced(false)); err != nil {
 		return nil, fmt.Errorf("watching release storage: %w", err)
 	}
-	if err := mgr.Add(store); err != nil {
+	if err := mgr.Add(warmCache{store}); err != nil {
 		return nil, err
 	}
 	dependents, err := owner.NewCache(cfg, cache.Options{
@@ -115,7 +115,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(dependents); err != nil {
+	if err := mgr.Add(warmCache{dependents}); err != nil {
 		return nil, err
 	}
 	hg, err := helm.NewGetter(cfg, mgr.GetRESTMapper(), log.WithName("helm"))
@@ -169,6 +169,16 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	}
 	return mgr, nil
 }
+
+// warmCache runs a cache on every replica, leader or standby. The manager
+// would otherwise start it only on the leader (a Runnable needs leader
+// election unless it says not): a standby would then never pass the readiness
+// check, which waits for the caches, and would list every release only once
+// it took over, slowing the failover.
+type warmCache struct{ cache.Cache }
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (warmCache) NeedLeaderElection() bool { return false }
 
 // cachesSynced is ready once both caches have synced.
 func cachesSynced(caches ...cache.Cache) healthz.Checker {

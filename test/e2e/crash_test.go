@@ -34,6 +34,7 @@ type crashApp struct {
 // every WebApp must match its spec, with its Helm release, its Deployment and
 // its status agreeing.
 func TestCrash_KillDuringOperations(t *testing.T) {
+	t.Parallel() // its own operator over its own namespace
 	kills := 20
 	if s := os.Getenv("RUDDER_CRASH_KILLS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -53,9 +54,7 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 	t.Logf("random seed %d (kills %d); RUDDER_CRASH_SEED=%d replays this run's choices", seed, kills, seed)
 	rng := rand.New(rand.NewPCG(seed, seed>>7))
 
-	logManagerOnFailure(t)
-	_, _ = run("kubectl", "delete", "namespace", crashNamespace, "--ignore-not-found", "--wait=true", "--timeout=3m")
-	kubectl(t, "create", "namespace", crashNamespace)
+	op := privateOperator(t, crashNamespace)
 	t.Cleanup(func() { cleanCrashNamespace(t) })
 
 	w := &crashWave{t: t, rng: rng, dir: t.TempDir()}
@@ -64,7 +63,7 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 	}
 	pendingAfterKill, inFlight, kinds := 0, 0, map[string]int{}
 	for i := range kills {
-		logged := logSize(t)
+		logged := op.logSize(t)
 		for range 1 + rng.IntN(3) {
 			kinds[w.operate()]++
 		}
@@ -73,26 +72,22 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 		// deadline; the others land at the deadline, wherever rudder is.
 		deadline := time.Now().Add(time.Duration(rng.IntN(1500)) * time.Millisecond)
 		if aim := rng.IntN(3) > 0; aim {
-			for time.Now().Before(deadline) && !plansHelmAction(logSince(t, logged)) {
+			for time.Now().Before(deadline) && !plansHelmAction(op.logSince(t, logged)) {
 				time.Sleep(5 * time.Millisecond)
 			}
 		} else {
 			time.Sleep(time.Until(deadline))
 		}
-		if err := rudder.kill(); err != nil {
-			t.Fatal(err)
-		}
-		if helmActionsInFlight(logSince(t, logged)) > 0 {
+		op.kill(t)
+		if helmActionsInFlight(op.logSince(t, logged)) > 0 {
 			inFlight++
 		}
-		pending := pendingReleases(t)
+		pending := pendingReleases(t, crashNamespace)
 		if len(pending) > 0 {
 			pendingAfterKill++
 			t.Logf("kill %d: left pending: %v", i+1, pending)
 		}
-		if err := startNextManager(); err != nil {
-			t.Fatalf("restart after kill %d: %v", i+1, err)
-		}
+		op.startAgain(t)
 	}
 	t.Logf("%d kills, %d of them during a Helm action, %d leaving a release pending; operations: %v", kills, inFlight, pendingAfterKill, kinds)
 	// The test is of crashes in flight: with two kills in three aimed at a
@@ -108,7 +103,7 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 		}
 	}
 	eventuallyWithin(t, 5*time.Minute, "every WebApp to match its spec, no release pending", func() error {
-		if p := pendingReleases(t); len(p) > 0 {
+		if p := pendingReleases(t, crashNamespace); len(p) > 0 {
 			return fmt.Errorf("pending releases %v", p)
 		}
 		for _, a := range w.apps {
@@ -125,7 +120,7 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 			checkBoundedHistory(t, a.name)
 		}
 	}
-	t.Logf("converged: %d WebApps live, %d uninstalled; helm list --all-namespaces --pending is empty", live, len(w.apps)-live)
+	t.Logf("converged: %d WebApps live, %d uninstalled; helm list --pending is empty", live, len(w.apps)-live)
 }
 
 // crashWave makes the operations of the crash test.
@@ -273,11 +268,12 @@ func (a *crashApp) converged(t *testing.T) error {
 	return nil
 }
 
-// pendingReleases lists `helm list --all-namespaces --pending`.
-func pendingReleases(t *testing.T) []string {
+// pendingReleases lists the pending releases of namespace ns (other tests'
+// run in parallel, each in its own namespace).
+func pendingReleases(t *testing.T, ns string) []string {
 	t.Helper()
 	var list []helmListEntry
-	if err := json.Unmarshal([]byte(helm(t, "list", "--all-namespaces", "--pending", "-o", "json")), &list); err != nil {
+	if err := json.Unmarshal([]byte(helm(t, "list", "-n", ns, "--pending", "-o", "json")), &list); err != nil {
 		t.Fatalf("decoding helm list --pending: %v", err)
 	}
 	var out []string

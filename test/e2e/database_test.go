@@ -60,6 +60,7 @@ type database struct {
 // never run: the scripts themselves are tested against PostgreSQL in
 // internal/hooks/backup.
 func TestDatabase_Lifecycle(t *testing.T) {
+	t.Parallel() // its own names in the default namespace (the sample's); never restarts the manager or the cluster
 	// The copy first: its restore Job's pod keeps the source's backup claim in use.
 	startCleanDatabases(t, copyDB, sourceDB)
 

@@ -14,32 +14,39 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Issue 11, the manager killed (SIGKILL, as the OOM killer does) right after
-// it started a Database's backup Job, then right after it started a restore
-// Job; each Job then finishes while no manager runs, so the next manager
-// finds a finished Job it has not recorded. No backup or restore runs twice
-// (one Job and one pod each, the same Job throughout), both are recorded, and
-// no credentials Secret changes.
+// Issue 11, the manager killed (SIGKILL, as the OOM killer does) while a
+// Database's backup Job runs, then while a restore Job runs; each Job then
+// finishes while no manager runs, so the next manager finds a finished Job it
+// has not recorded. No backup or restore runs twice (one Job and one pod
+// each, the same Job throughout), both are recorded, and no credentials
+// Secret changes. The Jobs are held (holdJobs) until the kill, so that it
+// lands in the middle of the operation however slow the machine is.
 func TestFaults_KilledDuringBackupAndRestore(t *testing.T) {
+	t.Parallel() // its own operator over its own namespace
 	ns := "faults-database"
-	createNamespace(t, ns)
+	op := privateOperator(t, ns)
 	src := &nsDatabase{t: t, ns: ns, name: "kill-src"}
-	src.create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders",
+	src.create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders", "resources": notBestEffort,
 		"backup": map[string]any{"enabled": true, "schedule": "0 2 1 1 *", "storageSize": "1Gi"}})
 	src.waitReady(metav1.ConditionTrue, "Ready")
 	srcSecret := secretOf(t, ns, src.name+"-credentials")
 
 	t.Log("killed while a requested backup Job runs")
+	holdJobs(t, ns)
 	kubectl(t, "annotate", "database", src.name, "-n", ns, "rudder.dev/backup-now=first")
 	backup := waitJob(t, ns, "the backup Job of request first", func(j *batchv1.Job) bool {
 		return j.Annotations["rudder.dev/backup-now"] == "first"
 	})
+	op.kill(t)
 	if backupRecorded(t, ns, src.name) {
 		t.Fatal("the backup was recorded before the kill: the kill did not land during the backup")
 	}
-	killManager(t)
+	releaseJobs(t, ns)
 	eventuallyWithin(t, 3*time.Minute, "the backup Job complete while no manager runs", func() error { return jobSucceeded(ns, backup.Name) })
-	startManagerAgain(t)
+	if backupRecorded(t, ns, src.name) {
+		t.Fatal("the backup was recorded while no manager ran")
+	}
+	op.startAgain(t)
 	eventuallyWithin(t, 3*time.Minute, "Database "+src.name+" BackedUp True with lastBackup", func() error {
 		if !backupRecorded(t, ns, src.name) {
 			return fmt.Errorf("no backup recorded on Database %s yet", src.name)
@@ -50,20 +57,22 @@ func TestFaults_KilledDuringBackupAndRestore(t *testing.T) {
 
 	t.Log("killed while the restore Job runs")
 	dst := &nsDatabase{t: t, ns: ns, name: "kill-dst"}
-	dst.create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders",
+	holdJobs(t, ns)
+	dst.create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders", "resources": notBestEffort,
 		"restore": map[string]any{"from": src.name}})
 	isRestore := func(j *batchv1.Job) bool { return j.Name == dst.name+"-restore" }
 	restore := waitJob(t, ns, "the restore Job of "+dst.name, isRestore)
+	dstSecret := secretOf(t, ns, dst.name+"-credentials")
+	op.kill(t)
 	if restoreRecorded(t, ns, dst.name) {
 		t.Fatal("the restore was recorded before the kill: the kill did not land during the restore")
 	}
-	dstSecret := secretOf(t, ns, dst.name+"-credentials")
-	killManager(t)
+	releaseJobs(t, ns)
 	eventuallyWithin(t, 3*time.Minute, "the restore Job complete while no manager runs", func() error { return jobSucceeded(ns, restore.Name) })
 	if restoreRecorded(t, ns, dst.name) {
 		t.Fatal("the restore was recorded while no manager ran")
 	}
-	startManagerAgain(t)
+	op.startAgain(t)
 
 	dst.waitReady(metav1.ConditionTrue, "Ready")
 	if !restoreRecorded(t, ns, dst.name) {
@@ -74,24 +83,6 @@ func TestFaults_KilledDuringBackupAndRestore(t *testing.T) {
 	checkSecretUnchanged(t, dstSecret)
 	src.checkSteady(1)
 	dst.checkSteady(1)
-}
-
-// killManager SIGKILLs the manager; startManagerAgain starts the next one.
-// Between them, the cluster goes on without rudder.
-func killManager(t *testing.T) {
-	t.Helper()
-	if err := rudder.kill(); err != nil {
-		t.Fatalf("killing the manager (pid %d): %v", rudder.pid(), err)
-	}
-	t.Logf("manager (pid %d) killed", rudder.pid())
-}
-
-func startManagerAgain(t *testing.T) {
-	t.Helper()
-	if err := startNextManager(); err != nil {
-		t.Fatalf("starting a manager after SIGKILL: %v", err)
-	}
-	t.Logf("the next manager (pid %d, log %s) is ready", rudder.pid(), rudder.logPath)
 }
 
 func jobSucceeded(ns, name string) error {
@@ -106,6 +97,42 @@ func jobSucceeded(ns, name string) error {
 		return fmt.Errorf("Job %s/%s: %d succeeded, %d failed, %d active", ns, name, j.Status.Succeeded, j.Status.Failed, j.Status.Active)
 	}
 	return nil
+}
+
+// notBestEffort are resources that keep a Database's pod out of holdJobs'
+// quota.
+var notBestEffort = map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "16Mi"}}
+
+// holdJobs refuses every BestEffort pod in ns with a ResourceQuota: the pods
+// of the backup and restore Jobs are, the Databases' pods (notBestEffort) are
+// not. A Job started meanwhile stays active, with no pod, until releaseJobs.
+func holdJobs(t *testing.T, ns string) {
+	t.Helper()
+	apply(t, `apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: hold-jobs
+  namespace: `+ns+`
+spec:
+  scopes: [BestEffort]
+  hard:
+    pods: "0"
+`)
+	eventually(t, "the quota hold-jobs in force", func() error {
+		var q corev1.ResourceQuota
+		if _, err := getJSON(&q, "resourcequota", "hold-jobs", "-n", ns); err != nil {
+			return err
+		}
+		if _, ok := q.Status.Hard[corev1.ResourcePods]; !ok {
+			return fmt.Errorf("quota hold-jobs not computed yet")
+		}
+		return nil
+	})
+}
+
+func releaseJobs(t *testing.T, ns string) {
+	t.Helper()
+	kubectl(t, "delete", "resourcequota", "hold-jobs", "-n", ns, "--wait=true")
 }
 
 // waitJob waits for the one Job in ns that is, and returns it.

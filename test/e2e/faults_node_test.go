@@ -30,6 +30,7 @@ import (
 // duration) so that kwok, which never breaks a held Lease, stops renewing it;
 // giving it back is making that hold expire.
 func TestFaults_NodeOutage(t *testing.T) {
+	t.Parallel() // own namespace; never restarts the manager or the cluster
 	node := "rudder-e2e-outage"
 	createKwokNode(t, node)
 	ns := "faults-node"
@@ -162,8 +163,11 @@ func nodeLease(node string) (*coordinationv1.Lease, error) {
 func nodeReadyIs(node string, status corev1.ConditionStatus) error {
 	var n corev1.Node
 	found, err := getJSON(&n, "node", node)
-	if err != nil || !found {
-		return fmt.Errorf("node %s: found %v, %v", node, found, err)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", node, err)
+	}
+	if !found {
+		return fmt.Errorf("expected node %s, saw NotFound", node)
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
@@ -241,8 +245,11 @@ func (d *nsDatabase) waitReady(status metav1.ConditionStatus, reason string, not
 	eventuallyWithin(d.t, 3*time.Minute, fmt.Sprintf("Database %s/%s Ready %s (%s)", d.ns, d.name, status, reason), func() error {
 		var db database
 		found, err := getJSON(&db, "database", d.name, "-n", d.ns)
-		if err != nil || !found {
-			return fmt.Errorf("Database %s/%s: found %v, %v", d.ns, d.name, found, err)
+		if err != nil {
+			return fmt.Errorf("Database %s/%s: %w", d.ns, d.name, err)
+		}
+		if !found {
+			return fmt.Errorf("expected Database %s/%s, saw NotFound", d.ns, d.name)
 		}
 		c := condition(db.Status.Conditions, "Ready")
 		switch {

@@ -16,16 +16,6 @@ import (
 // strategy rollback and readinessTimeout 20s on WebApp.
 const remediationWatches = "test/e2e/testdata/watches-remediation.yaml"
 
-// useWatchesFile replaces the global manager with one started with
-// --watches-file file (relative to the repository root) for the rest of the
-// test; when the test ends, a manager with the default (embedded) watches
-// replaces it again. Register it before the cleanups that need this manager.
-func useWatchesFile(t *testing.T, file string) {
-	t.Helper()
-	restartManager(t, "SIGTERM", "--watches-file="+filepath.Join(root, file))
-	t.Cleanup(func() { restartManager(t, "SIGTERM") })
-}
-
 // TestLifecycle_ReadinessTimeoutRollsBack: with remediation strategy
 // rollback and readinessTimeout 20s, an upgrade whose pods can never be
 // scheduled (a CPU request larger than any node) is rolled back once, after
@@ -33,8 +23,9 @@ func useWatchesFile(t *testing.T, file string) {
 // RolledBackAfterFailure and name the Deployment; no further revision follows;
 // a change of the spec ends the hold.
 func TestLifecycle_ReadinessTimeoutRollsBack(t *testing.T) {
-	useWatchesFile(t, remediationWatches)
-	a := newApp(t, namespace, "lc-stall")
+	t.Parallel() // its own operator over its own namespace
+	privateOperator(t, "lc-stall", "--watches-file="+filepath.Join(root, remediationWatches))
+	a := newApp(t, "lc-stall", "lc-stall")
 	a.create(map[string]any{"image": "nginx:1.21", "replicas": 1, "port": 80})
 	wa := a.waitServing(1, "nginx:1.21", 1)
 	uid := string(wa.Metadata.UID)
@@ -101,7 +92,9 @@ func TestLifecycle_ReadinessTimeoutRollsBack(t *testing.T) {
 // label key) stores at most 3 failed revisions, then holds likewise. A good
 // spec then deploys.
 func TestLifecycle_FailedUpgradesAreBounded(t *testing.T) {
-	a := newApp(t, namespace, "lc-fail")
+	t.Parallel() // own namespace; never restarts the manager or the cluster
+	createNamespace(t, "lc-fail")
+	a := newApp(t, "lc-fail", "lc-fail")
 	a.create(map[string]any{"image": "nginx:1.21", "replicas": 1, "port": 80})
 	wa := a.waitServing(1, "nginx:1.21", 1)
 	uid := string(wa.Metadata.UID)

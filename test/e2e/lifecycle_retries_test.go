@@ -19,7 +19,9 @@ import (
 // the third. Without status.failures each manager started the count again,
 // and every crash bought a failing release new attempts.
 func TestLifecycle_RetryCountSurvivesSIGKILL(t *testing.T) {
-	a := newApp(t, namespace, "lc-retries")
+	t.Parallel() // its own operator over its own namespace
+	op := privateOperator(t, "lc-retries")
+	a := newApp(t, "lc-retries", "lc-retries")
 	a.create(map[string]any{"image": "nginx:1.21", "replicas": 1, "port": 80})
 	a.waitServing(1, "nginx:1.21", 1)
 
@@ -31,7 +33,7 @@ func TestLifecycle_RetryCountSurvivesSIGKILL(t *testing.T) {
 			}
 			return nil
 		})
-		restartManager(t, "SIGKILL")
+		op.restart(t, "SIGKILL")
 		a.poke()
 	}
 	eventuallyWithin(t, 3*time.Minute, "Released False (RetriesExhausted) after 3 tries in all", func() error {

@@ -18,7 +18,9 @@ import (
 // annotation deploys the spec again. Then the command line: `rudder history`
 // lists the revisions and `rudder rollback --to 1` rolls back.
 func TestLifecycle_RollbackHoldsAcrossRestarts(t *testing.T) {
-	a := newApp(t, namespace, "lc-rollback")
+	t.Parallel() // its own operator over its own namespace
+	op := privateOperator(t, "lc-rollback")
+	a := newApp(t, "lc-rollback", "lc-rollback")
 	images := []string{"", "nginx:1.21", "nginx:1.22", "nginx:1.23", "nginx:1.24"}
 	a.create(map[string]any{"image": images[1], "replicas": 1, "port": 80})
 	wa := a.waitServing(1, images[1], 1)
@@ -37,7 +39,7 @@ func TestLifecycle_RollbackHoldsAcrossRestarts(t *testing.T) {
 	a.waitCondition("Released", metav1.ConditionTrue, "RolledBack", holdNotes...)
 
 	for _, how := range []string{"SIGTERM", "SIGKILL"} {
-		restartManager(t, how)
+		op.restart(t, how)
 		a.poke() // the new manager reconciles the WebApp now, not only on its initial list
 		a.holdsSteady(20*time.Second, 5, images[2])
 		if _, err := a.serving(5, images[2], 1); err != nil {
@@ -46,8 +48,8 @@ func TestLifecycle_RollbackHoldsAcrossRestarts(t *testing.T) {
 		if err := checkCondition(a.mustGet(), "Released", metav1.ConditionTrue, "RolledBack", holdNotes...); err != nil {
 			t.Errorf("after %s and a restart: %v", how, err)
 		}
-		if !strings.Contains(rudderLog(t), "lc-rollback") {
-			t.Errorf("after %s and a restart: expected the new manager's log %s to mention WebApp lc-rollback (it reconciled it), saw no line", how, rudder.logPath)
+		if !strings.Contains(op.cur.tail(1<<20), "lc-rollback") {
+			t.Errorf("after %s and a restart: expected the new manager's log %s to mention WebApp lc-rollback (it reconciled it), saw no line", how, op.cur.logPath)
 		}
 	}
 
@@ -100,18 +102,14 @@ func checkCLIHistory(t *testing.T, out string, n int, rows map[int]string) {
 	}
 }
 
-// rudderLog returns the whole log of the running manager.
-func rudderLog(t *testing.T) string {
-	t.Helper()
-	return rudder.tail(1 << 20)
-}
-
 // TestLifecycle_OutOfBandHelmDetected: a `helm rollback` and a `helm upgrade
 // --reuse-values --set image=…` run by hand against a WebApp's release are
 // noticed (an OutOfBand event, the OutOfBand condition) and, with the default
 // policy outOfBand: revert, undone by a new revision with the spec's values.
 func TestLifecycle_OutOfBandHelmDetected(t *testing.T) {
-	a := newApp(t, namespace, "lc-oob")
+	t.Parallel() // own namespace; never restarts the manager or the cluster
+	createNamespace(t, "lc-oob")
+	a := newApp(t, "lc-oob", "lc-oob")
 	spec := map[string]any{"image": "nginx:1.22", "replicas": 1, "port": 80}
 	a.create(map[string]any{"image": "nginx:1.21", "replicas": 1, "port": 80})
 	wa := a.waitServing(1, "nginx:1.21", 1)

@@ -5,8 +5,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -22,10 +20,12 @@ import (
 // serving objects are never deleted (same Deployment UID) and the release
 // keeps its history (no uninstall and install again).
 func TestLifecycle_SIGTERMLeavesNoPendingRelease(t *testing.T) {
-	const n = 6
+	t.Parallel() // its own operator over its own namespace
+	const ns, n = "lc-term", 6
+	op := privateOperator(t, ns)
 	apps := make([]*lcApp, n)
 	for i := range apps {
-		apps[i] = newApp(t, namespace, fmt.Sprintf("lc-term-%d", i))
+		apps[i] = newApp(t, ns, fmt.Sprintf("lc-term-%d", i))
 		apps[i].create(map[string]any{"image": "nginx:1.21", "replicas": 1, "port": 80})
 	}
 	deployments := map[string]string{} // WebApp name -> UID of its Deployment
@@ -57,12 +57,12 @@ func TestLifecycle_SIGTERMLeavesNoPendingRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stopped := rudder
-	if err := rudder.stop(shutdownTimeout); err != nil {
+	stopped := op.cur
+	if err := stopped.stop(shutdownTimeout); err != nil {
 		t.Fatalf("SIGTERM during a wave of upgrades: expected the manager to exit 0 within %s, %v", shutdownTimeout, err)
 	}
-	if pending := pendingReleases(t); len(pending) > 0 {
-		t.Errorf("after SIGTERM: expected `helm list --all-namespaces --pending` to be empty, saw %v", pending)
+	if pending := pendingReleases(t, ns); len(pending) > 0 {
+		t.Errorf("after SIGTERM: expected `helm list -n lc-term --pending` to be empty, saw %v", pending)
 	}
 	var states []string
 	for _, a := range apps {
@@ -76,9 +76,7 @@ func TestLifecycle_SIGTERMLeavesNoPendingRelease(t *testing.T) {
 	t.Logf("releases when the manager had stopped: %s; its log has %d lines mentioning a canceled context",
 		strings.Join(states, "; "), strings.Count(stopped.tail(1<<20), "context canceled"))
 
-	if err := startNextManager(); err != nil {
-		t.Fatal(err)
-	}
+	op.startAgain(t)
 	for _, a := range apps {
 		a.waitServing(0, "nginx:1.22", 2)
 		revs := a.mustHistory()
@@ -98,8 +96,8 @@ func TestLifecycle_SIGTERMLeavesNoPendingRelease(t *testing.T) {
 				a.name, deployments[a.name], d.UID)
 		}
 	}
-	if pending := pendingReleases(t); len(pending) > 0 {
-		t.Errorf("after the restart: expected `helm list --all-namespaces --pending` to be empty, saw %v", pending)
+	if pending := pendingReleases(t, ns); len(pending) > 0 {
+		t.Errorf("after the restart: expected `helm list -n lc-term --pending` to be empty, saw %v", pending)
 	}
 }
 
@@ -117,6 +115,7 @@ func isPendingStatus(s string) bool { return strings.HasPrefix(s, "pending-") ||
 // The webapp chart renders no object with helm.sh/resource-policy: keep, so
 // that half of issue 5's deletion point is left to the envtest suite.
 func TestLifecycle_NamespaceDeletionCleansUp(t *testing.T) {
+	t.Parallel() // own namespace; never restarts the manager or the cluster
 	const ns = "lc-ns-delete"
 	const n = 20
 	createNamespace(t, ns)
@@ -135,7 +134,7 @@ func TestLifecycle_NamespaceDeletionCleansUp(t *testing.T) {
 	for _, db := range dbs {
 		db.waitReady(metav1.ConditionTrue, "Ready")
 	}
-	logged := logSize(t)
+	logged := shared.logSize(t)
 	kubectl(t, "delete", "namespace", ns, "--wait=false")
 	eventually(t, "namespace "+ns+" gone", func() error {
 		if err := namespaceGone(ns); err != nil {
@@ -156,7 +155,7 @@ func TestLifecycle_NamespaceDeletionCleansUp(t *testing.T) {
 	// so a reconcile may also find a WebApp not yet deleting and its release
 	// gone: its install, refused in a terminating namespace, is no error either.
 	var errorLines []string
-	for _, line := range strings.Split(logSince(t, logged), "\n") {
+	for _, line := range strings.Split(shared.logSince(t, logged), "\n") {
 		if strings.Contains(line, "\tERROR\t") && strings.Contains(line, ns) {
 			errorLines = append(errorLines, line)
 		}
@@ -220,6 +219,7 @@ spec:
 // finalizer. Once the policy is lifted the uninstall finishes and the WebApp
 // goes.
 func TestLifecycle_UninstallBlockedShowsWhy(t *testing.T) {
+	t.Parallel() // own namespace; never restarts the manager or the cluster
 	const ns, policy = "lc-uninstall-stuck", "lc-deny-helm-purge"
 	const denied = "lc-deny-helm-purge protects Helm release history in this namespace"
 	createNamespace(t, ns)
@@ -277,33 +277,4 @@ func TestLifecycle_UninstallBlockedShowsWhy(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// logSize returns the size of the running manager's log: where what it logs
-// next starts.
-func logSize(t *testing.T) int64 {
-	t.Helper()
-	fi, err := os.Stat(rudder.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Size()
-}
-
-// logSince returns what the running manager logged past offset.
-func logSince(t *testing.T, offset int64) string {
-	t.Helper()
-	f, err := os.Open(rudder.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = f.Close() }()
-	if fi, err := f.Stat(); err != nil || fi.Size() < offset {
-		t.Fatalf("the manager log %s is shorter than offset %d (%v): it was restarted", rudder.logPath, offset, err)
-	}
-	b, err := io.ReadAll(io.NewSectionReader(f, offset, 1<<40))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -384,22 +385,26 @@ func (a *lcApp) sameValues(spec map[string]any) error {
 // it first, and deletes it when the test ends.
 func createNamespace(t *testing.T, ns string) {
 	t.Helper()
+	if _, private := privateNamespaces.Load(ns); !private && !slices.Contains(sharedNamespaces, ns) {
+		t.Fatalf("no operator watches namespace %s: add it to sharedNamespaces, or give the test its own (privateOperator)", ns)
+	}
 	logManagerOnFailure(t)
 	deleteNamespace(t, ns)
 	kubectl(t, "create", "namespace", ns)
 	t.Cleanup(func() { deleteNamespace(t, ns) })
 }
 
-// deleteNamespace deletes ns and waits until it is gone; WebApps whose
-// finalizer rudder did not remove have it removed by hand, and the test fails.
+// deleteNamespace deletes ns and waits until it is gone; custom resources
+// whose finalizer rudder did not remove have it removed by hand, and the test
+// fails.
 func deleteNamespace(t *testing.T, ns string) {
 	t.Helper()
 	_, err := run("kubectl", "delete", "namespace", ns, "--ignore-not-found", "--wait=true", "--timeout=2m")
 	if err == nil {
 		return
 	}
-	t.Errorf("cleanup: deleting namespace %s: %v; removing WebApp finalizers by hand", ns, err)
-	out, _ := run("kubectl", "get", "webapp", "-n", ns, "-o", "name")
+	t.Errorf("cleanup: deleting namespace %s: %v; removing finalizers by hand", ns, err)
+	out, _ := run("kubectl", "get", "webapp,database,network", "-n", ns, "-o", "name")
 	for _, obj := range strings.Fields(out) {
 		_, _ = run("kubectl", "patch", obj, "-n", ns, "--type", "merge", "-p", `{"metadata":{"finalizers":null}}`)
 	}
@@ -417,26 +422,4 @@ func namespaceGone(ns string) error {
 		return fmt.Errorf("expected namespace %s gone, saw it %s", ns, obj.Status.Phase)
 	}
 	return nil
-}
-
-// restartManager stops the global manager with stop (SIGTERM or SIGKILL)
-// and starts the next one with extraArgs.
-func restartManager(t *testing.T, how string, extraArgs ...string) {
-	t.Helper()
-	var err error
-	switch how {
-	case "SIGTERM":
-		err = rudder.stop(shutdownTimeout)
-	case "SIGKILL":
-		err = rudder.kill()
-	default:
-		t.Fatalf("restartManager: unknown way %q to stop the manager; want SIGTERM or SIGKILL", how)
-	}
-	if err != nil {
-		t.Fatalf("stopping the manager (pid %d) with %s: %v", rudder.pid(), how, err)
-	}
-	if err := startNextManager(extraArgs...); err != nil {
-		t.Fatalf("starting a manager after %s: %v", how, err)
-	}
-	t.Logf("manager stopped with %s; the next one (pid %d, log %s) is ready", how, rudder.pid(), rudder.logPath)
 }

@@ -29,8 +29,6 @@ const crdName = "webapps.webapp.my.domain"
 var (
 	// root is the repository root; kubectl and helm run there.
 	root string
-	// rudder is the manager under test.
-	rudder *manager
 )
 
 func TestMain(m *testing.M) {
@@ -43,15 +41,16 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	if err := setUp(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: setup failed: %v\n", err)
-		if rudder != nil {
-			_ = rudder.stop(shutdownTimeout)
-			rudder.printTail(os.Stderr, 100)
+		if shared != nil && shared.cur != nil {
+			_ = shared.cur.stop(shutdownTimeout)
+			shared.cur.printTail(os.Stderr, 100)
 		}
 		return 1
 	}
 	code := m.Run()
 
-	fmt.Fprintf(os.Stderr, "e2e: sending SIGTERM to the manager (pid %d)\n", rudder.pid())
+	rudder := shared.cur
+	fmt.Fprintf(os.Stderr, "e2e: sending SIGTERM to the shared manager (pid %d)\n", rudder.pid())
 	if err := rudder.stop(shutdownTimeout); err != nil {
 		fmt.Fprintf(os.Stderr, "--- FAIL: manager shutdown: expected exit code 0 within %s of SIGTERM; %v\n", shutdownTimeout, err)
 		code = 1
@@ -60,9 +59,9 @@ func runMain(m *testing.M) int {
 	}
 	if code != 0 {
 		rudder.printTail(os.Stderr, 100)
-		fmt.Fprintf(os.Stderr, "e2e: the manager's whole log is kept in %s\n", rudder.logPath)
+		fmt.Fprintf(os.Stderr, "e2e: the managers' whole logs are kept in %s\n", logDir)
 	} else {
-		_ = os.RemoveAll(filepath.Dir(rudder.logPath))
+		_ = os.RemoveAll(logDir)
 	}
 	return code
 }
@@ -99,18 +98,15 @@ func setUp() error {
 		return fmt.Errorf("waiting for CRD %s to be Established: %w", crdName, err)
 	}
 
-	dir, err := os.MkdirTemp("", "rudder-e2e-")
+	if logDir, err = os.MkdirTemp("", "rudder-e2e-"); err != nil {
+		return err
+	}
+	shared, err = startOperator("manager", sharedNamespaces)
 	if err != nil {
 		return err
 	}
-	if rudder, err = startManager(bin, filepath.Join(dir, "manager.log")); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "e2e: started %s (pid %d), log %s\n", bin, rudder.pid(), rudder.logPath)
-	if err := rudder.waitReady(readyTimeout); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "e2e: the manager is ready (%s answered 200)\n", rudder.readyURL())
+	fmt.Fprintf(os.Stderr, "e2e: started the shared manager %s (pid %d, log %s), ready (%s answered 200)\n",
+		bin, shared.cur.pid(), shared.cur.logPath, shared.cur.readyURL())
 	return nil
 }
 

@@ -27,26 +27,32 @@ type manager struct {
 	cmd       *exec.Cmd
 	logPath   string
 	probeAddr string
+	// metricsAddr serves /metrics (plain HTTP on loopback).
+	metricsAddr string
 
 	exited  chan struct{} // closed once the process has exited
 	waitErr error         // cmd.Wait's result, set before exited is closed
 }
 
-// startManager starts bin with a free local probe port, metrics off and
-// console logs into logPath; extraArgs are added to its flags (such as
-// --watches-file).
-func startManager(bin, logPath string, extraArgs ...string) (*manager, error) {
+// startManager starts bin with free local probe and metrics ports and
+// console logs into logPath; env is added to its environment (such as
+// WATCH_NAMESPACE) and extraArgs to its flags (such as --watches-file).
+func startManager(bin, logPath string, env []string, extraArgs ...string) (*manager, error) {
 	addr, err := freeLocalAddr()
 	if err != nil {
 		return nil, fmt.Errorf("finding a free port for the health probes: %w", err)
+	}
+	metricsAddr, err := freeLocalAddr()
+	if err != nil {
+		return nil, fmt.Errorf("finding a free port for the metrics: %w", err)
 	}
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	m := &manager{logPath: logPath, probeAddr: addr, exited: make(chan struct{})}
+	m := &manager{logPath: logPath, probeAddr: addr, metricsAddr: metricsAddr, exited: make(chan struct{})}
 	m.cmd = exec.Command(bin, append([]string{
-		"--metrics-bind-address=0",
+		"--metrics-bind-address=" + metricsAddr,
 		"--health-probe-bind-address=" + addr,
 		"--log-format=console",
 		"--log-level=debug",
@@ -55,6 +61,7 @@ func startManager(bin, logPath string, extraArgs ...string) (*manager, error) {
 		"--holder-lease-duration=5s",
 	}, extraArgs...)...)
 	m.cmd.Dir = root
+	m.cmd.Env = append(os.Environ(), env...)
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
 	setParentDeathSignal(m.cmd)
 
@@ -173,14 +180,10 @@ func (m *manager) printTail(w io.Writer, n int) {
 	_, _ = fmt.Fprintf(w, "----- last %d lines of the manager log %s -----\n%s\n----- end of the manager log -----\n", n, m.logPath, m.tail(n))
 }
 
-// logManagerOnFailure logs the tail of the manager's log when t fails.
+// logManagerOnFailure logs the tail of the shared manager's log when t fails.
 func logManagerOnFailure(t *testing.T) {
 	t.Helper()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("last 60 lines of the manager log %s:\n%s", rudder.logPath, rudder.tail(60))
-		}
-	})
+	shared.logOnFailure(t)
 }
 
 // freeLocalAddr returns a 127.0.0.1 address whose port was free a moment ago.
@@ -204,27 +207,4 @@ func (m *manager) kill() error {
 	case <-time.After(shutdownTimeout):
 		return fmt.Errorf("pid %d still running %s after SIGKILL", m.pid(), shutdownTimeout)
 	}
-}
-
-// restarts counts the managers started after the first, naming their logs.
-var restarts int
-
-// startNextManager starts a new manager in place of the global one, which
-// must have exited, and waits until it is ready. Its log goes next to the
-// first one's, numbered. extraArgs go to the new manager only: the one after
-// it starts with the default flags again.
-func startNextManager(extraArgs ...string) error {
-	select {
-	case <-rudder.exited:
-	default:
-		return fmt.Errorf("the manager (pid %d) is still running", rudder.pid())
-	}
-	restarts++
-	logPath := fmt.Sprintf("%s.%d", strings.TrimSuffix(rudder.logPath, fmt.Sprintf(".%d", restarts-1)), restarts)
-	next, err := startManager(rudder.cmd.Path, logPath, extraArgs...)
-	if err != nil {
-		return err
-	}
-	rudder = next
-	return rudder.waitReady(readyTimeout)
 }

@@ -4,27 +4,29 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// Issue 11, defect 7: two managers running at once (leader election off)
+// Issue 11, defect 7: two managers running at once (leader election off,
+// both watching the test's namespace only)
 // never mark each other's in-flight operations failed. Each holds a Lease
 // (internal/liveness) while it runs; a revision pending by the other is the
 // other's to finish while that Lease is fresh. A wave of installs and image
 // changes on 12 WebApps, served by both, converges with no revision unlocked
 // and none failed.
 func TestPeers_TwoManagersNeverBreakEachOthersOperations(t *testing.T) {
+	t.Parallel() // its own operators over its own namespace
 	const ns, n = "peers", 12
-	createNamespace(t, ns)
-	peer, err := startManager(rudder.cmd.Path, filepath.Join(filepath.Dir(rudder.logPath), "peer.log"))
+	op := privateOperator(t, ns)
+	peer, err := startOperator(ns+"-peer", []string{ns})
+	t.Cleanup(func() {
+		if peer.cur != nil {
+			_ = peer.cur.stop(shutdownTimeout)
+		}
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = peer.stop(shutdownTimeout) })
-	if err := peer.waitReady(readyTimeout); err != nil {
 		t.Fatal(err)
 	}
 	apps := make([]*lcApp, n)
@@ -50,7 +52,7 @@ func TestPeers_TwoManagersNeverBreakEachOthersOperations(t *testing.T) {
 			}
 		}
 	}
-	for _, log := range []string{rudderLog(t), peer.tail(1 << 20)} {
+	for _, log := range []string{op.cur.tail(1 << 20), peer.cur.tail(1 << 20)} {
 		if strings.Contains(log, "Unlocked a revision left pending") {
 			t.Errorf("a manager unlocked a revision its running peer held")
 		}
