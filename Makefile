@@ -55,6 +55,16 @@ manifests: ## Generate config/crd/bases/ from watches.yaml and the charts (rudde
 bundle: ## Generate the OLM bundle in bundle/ from config/ and the README for VERSION (0.1.0) and IMG (rudder:latest) (rudder bundle).
 	go run ./cmd/rudder bundle --version $(VERSION) --image $(IMG) --config-dir config --readme README.md --output-dir bundle
 
+##@ Deploy
+
+.PHONY: deploy
+deploy: tools ## Deploy rudder (config/default, image IMG) to the cluster of KUBECONFIG and wait for it to roll out.
+	IMG=$(IMG) hack/deploy.sh deploy
+
+.PHONY: undeploy
+undeploy: tools ## Remove what deploy applied, except the CRDs (UNDEPLOY_CRDS=true removes them and every custom resource).
+	IMG=$(IMG) hack/deploy.sh undeploy
+
 ##@ Local cluster
 
 .PHONY: cluster-up

@@ -35,7 +35,7 @@ var shared *operator
 // namespace of a test with its own operator must not be among them.
 var sharedNamespaces = []string{
 	"default", "faults-node", "faults-kube-apiserver", "faults-etcd", "lc-fail", "lc-oob",
-	"lc-ns-delete", "lc-uninstall-stuck", "metrics",
+	"lc-ns-delete", "lc-uninstall-stuck", "metrics", restrictedNamespace,
 }
 
 // logDir holds the managers' logs, kept when the run fails.
@@ -47,7 +47,13 @@ var privateNamespaces sync.Map
 // startOperator starts an operator watching namespaces, with args, and waits
 // until its manager is ready.
 func startOperator(name string, namespaces []string, args ...string) (*operator, error) {
-	o := &operator{name: name, env: []string{"WATCH_NAMESPACE=" + strings.Join(namespaces, ",")}, args: args}
+	return startOperatorWith(name, []string{"WATCH_NAMESPACE=" + strings.Join(namespaces, ",")}, args...)
+}
+
+// startOperatorWith starts an operator with the environment env (which
+// should set WATCH_NAMESPACE) and args, and waits until it is ready.
+func startOperatorWith(name string, env []string, args ...string) (*operator, error) {
+	o := &operator{name: name, env: env, args: args}
 	if err := o.start(); err != nil {
 		return o, err
 	}
