@@ -87,7 +87,7 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if riskyTemplate(string(data)) {
-			t.Skip("calls a template function whose output is not a function of the text")
+			t.Skip("calls a template function that is random, reads the clock or the host, or costs as much as a number it is given: not deterministic or bounded, see riskyTemplate")
 		}
 		fsys := fuzzCharts()
 		fsys["watches.yaml"] = &fstest.MapFile{Data: data}
@@ -241,7 +241,7 @@ func FuzzExpandValue(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, key, value string) {
 		if riskyTemplate(key + value) {
-			t.Skip("calls a template function whose output is not a function of the text")
+			t.Skip("calls a template function that is random, reads the clock or the host, or costs as much as a number it is given: not deterministic or bounded, see riskyTemplate")
 		}
 		got, err := expandValue(key, value)
 		again, errAgain := expandValue(key, value)

@@ -3,14 +3,11 @@
 package e2e
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -74,37 +71,12 @@ func TestDeploy_RunsAsItsServiceAccount(t *testing.T) {
 	db := &nsDatabase{t: t, ns: ns, name: "sa-db"}
 	db.create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders",
 		"backup": map[string]any{"enabled": true, "schedule": "0 2 * * *", "storageSize": "1Gi"}})
-	b, err := json.Marshal(map[string]any{"apiVersion": "samplecrd.k8s.io/v1", "kind": "Network",
-		"metadata": map[string]any{"name": "sa-net", "namespace": ns},
-		"spec":     map[string]any{"cidr": "10.20.0.0/16", "gateway": "10.20.0.1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	apply(t, string(b))
+	createNetwork(t, ns, "sa-net", "10.20.0.0/16", "10.20.0.1")
 
 	app.waitServing(1, "nginx:1.21", 1)
 	db.waitReady(metav1.ConditionTrue, "Ready")
-	kubectl(t, "annotate", "database", db.name, "-n", ns, "rudder.dev/backup-now=sa")
-	eventuallyWithin(t, 3*time.Minute, "a backup of Database sa-db recorded", func() error {
-		if !backupRecorded(t, ns, db.name) {
-			return fmt.Errorf("no backup recorded yet")
-		}
-		return nil
-	})
-	eventually(t, "Network sa-net Ready", func() error {
-		var obj struct {
-			Status struct {
-				Conditions []metav1.Condition `json:"conditions"`
-			} `json:"status"`
-		}
-		if _, err := getJSON(&obj, "network", "sa-net", "-n", ns); err != nil {
-			return err
-		}
-		if c := condition(obj.Status.Conditions, "Ready"); c == nil || c.Status != metav1.ConditionTrue {
-			return fmt.Errorf("Ready is %+v", c)
-		}
-		return nil
-	})
+	db.backUp("sa")
+	waitNetworkReady(t, ns, "sa-net")
 	if log := op.cur.tail(1 << 20); strings.Contains(log, "forbidden") {
 		t.Errorf("the ServiceAccount's manager was refused something; its log has %q", "forbidden")
 	}

@@ -37,16 +37,7 @@ func TestFaults_KilledDuringBackupAndRestore(t *testing.T) {
 	backup := waitJob(t, ns, "the backup Job of request first", func(j *batchv1.Job) bool {
 		return j.Annotations["rudder.dev/backup-now"] == "first"
 	})
-	op.kill(t)
-	if backupRecorded(t, ns, src.name) {
-		t.Fatal("the backup was recorded before the kill: the kill did not land during the backup")
-	}
-	releaseJobs(t, ns)
-	eventuallyWithin(t, 3*time.Minute, "the backup Job complete while no manager runs", func() error { return jobSucceeded(ns, backup.Name) })
-	if backupRecorded(t, ns, src.name) {
-		t.Fatal("the backup was recorded while no manager ran")
-	}
-	op.startAgain(t)
+	killDuring(t, op, ns, backup, "backup", func() bool { return backupRecorded(t, ns, src.name) })
 	eventuallyWithin(t, 3*time.Minute, "Database "+src.name+" BackedUp True with lastBackup", func() error {
 		if !backupRecorded(t, ns, src.name) {
 			return fmt.Errorf("no backup recorded on Database %s yet", src.name)
@@ -63,16 +54,7 @@ func TestFaults_KilledDuringBackupAndRestore(t *testing.T) {
 	isRestore := func(j *batchv1.Job) bool { return j.Name == dst.name+"-restore" }
 	restore := waitJob(t, ns, "the restore Job of "+dst.name, isRestore)
 	dstSecret := secretOf(t, ns, dst.name+"-credentials")
-	op.kill(t)
-	if restoreRecorded(t, ns, dst.name) {
-		t.Fatal("the restore was recorded before the kill: the kill did not land during the restore")
-	}
-	releaseJobs(t, ns)
-	eventuallyWithin(t, 3*time.Minute, "the restore Job complete while no manager runs", func() error { return jobSucceeded(ns, restore.Name) })
-	if restoreRecorded(t, ns, dst.name) {
-		t.Fatal("the restore was recorded while no manager ran")
-	}
-	op.startAgain(t)
+	killDuring(t, op, ns, restore, "restore", func() bool { return restoreRecorded(t, ns, dst.name) })
 
 	dst.waitReady(metav1.ConditionTrue, "Ready")
 	if !restoreRecorded(t, ns, dst.name) {
@@ -97,6 +79,24 @@ func jobSucceeded(ns, name string) error {
 		return fmt.Errorf("Job %s/%s: %d succeeded, %d failed, %d active", ns, name, j.Status.Succeeded, j.Status.Failed, j.Status.Active)
 	}
 	return nil
+}
+
+// killDuring kills op's manager while job, held by holdJobs, has not run;
+// lets job complete while no manager runs; and starts the next manager. what
+// names the operation; recorded says whether rudder recorded its outcome,
+// which it must not have done before the next manager starts.
+func killDuring(t *testing.T, op *operator, ns string, job batchv1.Job, what string, recorded func() bool) {
+	t.Helper()
+	op.kill(t)
+	if recorded() {
+		t.Fatalf("the %s was recorded before the kill: the kill did not land during the %s", what, what)
+	}
+	releaseJobs(t, ns)
+	eventuallyWithin(t, 3*time.Minute, "the "+what+" Job complete while no manager runs", func() error { return jobSucceeded(ns, job.Name) })
+	if recorded() {
+		t.Fatalf("the %s was recorded while no manager ran", what)
+	}
+	op.startAgain(t)
 }
 
 // notBestEffort are resources that keep a Database's pod out of holdJobs'

@@ -5,7 +5,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -216,68 +215,4 @@ func checkRevisions(t *testing.T, what string, revs []helmRevision, n int) {
 			t.Errorf("%s: revision %d is %s", what, r.Revision, r.Status)
 		}
 	}
-}
-
-// nsDatabase is one Database in a test's own namespace.
-type nsDatabase struct {
-	t        *testing.T
-	ns, name string
-}
-
-func (d *nsDatabase) create(spec map[string]any) {
-	d.t.Helper()
-	b, err := json.Marshal(map[string]any{
-		"apiVersion": "database.my.domain/v1",
-		"kind":       "Database",
-		"metadata":   map[string]any{"name": d.name, "namespace": d.ns},
-		"spec":       spec,
-	})
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	apply(d.t, string(b))
-}
-
-// waitReady waits until the Database's Ready condition, at its generation,
-// has status and reason and a message containing each of notes.
-func (d *nsDatabase) waitReady(status metav1.ConditionStatus, reason string, notes ...string) {
-	d.t.Helper()
-	eventuallyWithin(d.t, 3*time.Minute, fmt.Sprintf("Database %s/%s Ready %s (%s)", d.ns, d.name, status, reason), func() error {
-		var db database
-		found, err := getJSON(&db, "database", d.name, "-n", d.ns)
-		if err != nil {
-			return fmt.Errorf("Database %s/%s: %w", d.ns, d.name, err)
-		}
-		if !found {
-			return fmt.Errorf("expected Database %s/%s, saw NotFound", d.ns, d.name)
-		}
-		c := condition(db.Status.Conditions, "Ready")
-		switch {
-		case c == nil:
-			return fmt.Errorf("no Ready condition; conditions %s", toJSON(db.Status.Conditions))
-		case c.Status != status || c.Reason != reason || c.ObservedGeneration != db.Metadata.Generation:
-			return fmt.Errorf("Ready %s (%s: %s) at generation %d of %d", c.Status, c.Reason, c.Message, c.ObservedGeneration, db.Metadata.Generation)
-		}
-		for _, n := range notes {
-			if !strings.Contains(c.Message, n) {
-				return fmt.Errorf("Ready's message %q does not mention %q", c.Message, n)
-			}
-		}
-		return nil
-	})
-}
-
-func (d *nsDatabase) mustHistory() []helmRevision {
-	d.t.Helper()
-	out := helm(d.t, "history", "database-"+d.name, "-n", d.ns, "--max", "100", "-o", "json")
-	var revs []helmRevision
-	if err := json.Unmarshal([]byte(out), &revs); err != nil {
-		d.t.Fatalf("decoding helm history of Database %s/%s: %v", d.ns, d.name, err)
-	}
-	return revs
-}
-
-func (d *nsDatabase) checkSteady(n int) {
-	d.t.Helper()
-	checkRevisions(d.t, "Database "+d.ns+"/"+d.name, d.mustHistory(), n)
 }

@@ -58,13 +58,7 @@ func TestMetrics_RudderSeries(t *testing.T) {
 	paused.annotate("rudder.dev/paused=true")
 	paused.waitCondition("Paused", metav1.ConditionTrue, "Paused")
 	kubectl(t, "delete", "webapp", "m-gone", "-n", ns, "--wait=true", "--timeout=2m")
-	kubectl(t, "annotate", "database", db.name, "-n", ns, "rudder.dev/backup-now=metrics")
-	eventuallyWithin(t, 3*time.Minute, "a backup of Database m-db recorded", func() error {
-		if !backupRecorded(t, ns, db.name) {
-			return fmt.Errorf("no backup recorded on Database %s yet", db.name)
-		}
-		return nil
-	})
+	db.backUp("metrics")
 
 	now := float64(time.Now().Unix())
 	type want struct {

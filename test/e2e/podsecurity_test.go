@@ -5,12 +5,10 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,41 +41,15 @@ func TestPodSecurity_RestrictedNamespace(t *testing.T) {
 	src := &nsDatabase{t: t, ns: ns, name: "psa-db"}
 	src.create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders", "monitoring": map[string]any{"enabled": true},
 		"backup": map[string]any{"enabled": true, "schedule": "0 2 * * *", "storageSize": "1Gi"}})
-	net := map[string]any{"apiVersion": "samplecrd.k8s.io/v1", "kind": "Network",
-		"metadata": map[string]any{"name": "psa-net", "namespace": ns},
-		"spec":     map[string]any{"cidr": "10.10.0.0/16", "gateway": "10.10.0.1"}}
-	b, err := json.Marshal(net)
-	if err != nil {
-		t.Fatal(err)
-	}
-	apply(t, string(b))
+	createNetwork(t, ns, "psa-net", "10.10.0.0/16", "10.10.0.1")
 
 	app.waitServing(1, "nginx:1.21", 2)
 	src.waitReady(metav1.ConditionTrue, "Ready")
-	kubectl(t, "annotate", "database", src.name, "-n", ns, "rudder.dev/backup-now=psa")
-	eventuallyWithin(t, 3*time.Minute, "a backup of Database psa-db recorded", func() error {
-		if !backupRecorded(t, ns, src.name) {
-			return fmt.Errorf("no backup recorded on Database %s yet", src.name)
-		}
-		return nil
-	})
+	src.backUp("psa")
 	dst := &nsDatabase{t: t, ns: ns, name: "psa-copy"}
 	dst.create(map[string]any{"version": "16", "storageSize": "1Gi", "database": "orders", "restore": map[string]any{"from": src.name}})
 	dst.waitReady(metav1.ConditionTrue, "Ready")
-	eventually(t, "Network psa-net Ready", func() error {
-		var obj struct {
-			Status struct {
-				Conditions []metav1.Condition `json:"conditions"`
-			} `json:"status"`
-		}
-		if _, err := getJSON(&obj, "network", "psa-net", "-n", ns); err != nil {
-			return err
-		}
-		if c := condition(obj.Status.Conditions, "Ready"); c == nil || c.Status != metav1.ConditionTrue {
-			return fmt.Errorf("Ready is %+v", c)
-		}
-		return nil
-	})
+	waitNetworkReady(t, ns, "psa-net")
 
 	// No controller was refused a pod.
 	var events corev1.EventList
