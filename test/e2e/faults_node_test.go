@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,15 +45,20 @@ func TestFaults_NodeOutage(t *testing.T) {
 	app.waitServing(1, "nginx:1.21", 2)
 	db.waitReady(metav1.ConditionTrue, "Ready")
 	appRevs, dbRevs := len(app.mustHistory()), len(db.mustHistory())
+	pods := podsOn(t, ns, node)
+	if len(pods) != 3 {
+		t.Fatalf("%d pods on node %s, want 3 (2 of the WebApp, 1 of the Database): %v", len(pods), node, pods)
+	}
 
 	stopHeartbeat(t, node)
+	describeNodeOnFailure(t, ns, node) // before the cleanup of stopHeartbeat
 	eventuallyWithin(t, 3*time.Minute, "node "+node+" Ready=Unknown", func() error { return nodeReadyIs(node, corev1.ConditionUnknown) })
 	app.waitCondition("Ready", metav1.ConditionFalse, "Progressing", "Deployment/outage is not ready")
 	db.waitReady(metav1.ConditionFalse, "Progressing", "StatefulSet/outage-db is not ready")
 
 	// Evicted after their toleration: the pods are terminating and their
 	// replacements cannot be scheduled on the unreachable node.
-	eventuallyWithin(t, 3*time.Minute, "the pods on "+node+" evicted", func() error { return podsEvicted(ns, node, 3) })
+	eventuallyWithin(t, 3*time.Minute, "the pods on "+node+" evicted", func() error { return podsEvicted(ns, pods) })
 	app.checkSteady(appRevs)
 	db.checkSteady(dbRevs)
 
@@ -179,23 +185,55 @@ func nodeReadyIs(node string, status corev1.ConditionStatus) error {
 	return fmt.Errorf("node %s has no Ready condition", node)
 }
 
-// podsEvicted says whether the n pods namespace ns had on node are all
-// terminating (the taint manager evicted them).
-func podsEvicted(ns, node string, n int) error {
+// podsOn returns the names and uids of the pods of namespace ns on node.
+func podsOn(t *testing.T, ns, node string) map[string]string {
+	t.Helper()
 	var pods corev1.PodList
-	if _, err := getJSON(&pods, "pods", "-n", ns, "--field-selector", "spec.nodeName="+node); err != nil {
+	mustGetJSON(t, &pods, "pods", "-n", ns, "--field-selector", "spec.nodeName="+node)
+	uids := map[string]string{}
+	for _, p := range pods.Items {
+		uids[p.Name] = string(p.UID)
+	}
+	return uids
+}
+
+// podsEvicted says whether each of pods (name to uid) in namespace ns is
+// terminating or gone: the taint manager evicted it.
+func podsEvicted(ns string, pods map[string]string) error {
+	var list corev1.PodList
+	if _, err := getJSON(&list, "pods", "-n", ns); err != nil {
 		return err
 	}
-	evicted := 0
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil {
-			evicted++
+	running := []string{}
+	for _, p := range list.Items {
+		if pods[p.Name] == string(p.UID) && p.DeletionTimestamp == nil {
+			running = append(running, p.Name)
 		}
 	}
-	if evicted < n {
-		return fmt.Errorf("%d of the %d pods on node %s terminating", evicted, n, node)
+	if len(running) > 0 {
+		return fmt.Errorf("%d of the %d pods not evicted: %s", len(running), len(pods), strings.Join(running, ", "))
 	}
 	return nil
+}
+
+// describeNodeOnFailure logs, if t fails, what the node-lifecycle and
+// taint-eviction controllers decide on: every node's Ready condition and
+// taints, and the pods of namespace ns with their node, phase, deletion,
+// readiness, the scheduler's word and tolerations.
+func describeNodeOnFailure(t *testing.T, ns, node string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		out, _, err := runFull("kubectl", "get", "nodes", "-o",
+			`custom-columns=NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,SINCE:.status.conditions[?(@.type=="Ready")].lastTransitionTime,TAINTS:.spec.taints`)
+		t.Logf("while node %s was out (err %v):\n%s", node, err, out)
+		out, _, err = runFull("kubectl", "get", "pods", "-n", ns, "-o",
+			`custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,PHASE:.status.phase,DELETED:.metadata.deletionTimestamp,READY:.status.conditions[?(@.type=="Ready")].status,SCHEDULED:.status.conditions[?(@.type=="PodScheduled")].message,TOLERATIONS:.spec.tolerations`)
+		t.Logf("pods of %s (err %v):\n%s", ns, err, out)
+		out, _, err = runFull("kubectl", "get", "lease", node, "-n", corev1.NamespaceNodeLease, "-o", "jsonpath={.spec}")
+		t.Logf("Lease of node %s (err %v): %s", node, err, out)
+	})
 }
 
 // checkSteady fails the test unless the WebApp's release still has n
