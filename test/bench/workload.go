@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -49,19 +48,19 @@ func patchImage(ctx context.Context, c client.Client, gvk schema.GroupVersionKin
 	})
 }
 
-// deleteWebApps deletes every WebApp of kind gvk in ns, in one request.
+// deleteWebApps deletes every WebApp of kind gvk in ns, one request each from
+// clientWorkers workers, as users and scripts delete them. One DeleteCollection
+// of 1,000 outlasts the API server's request timeout on this machine, and the
+// timeout reaches the client as a reset stream rather than a status.
 func deleteWebApps(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, ns string) error {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	// A collection of 1,000 can outlast the API server's request timeout; it
-	// goes on deleting, and a retry deletes what is left.
-	var err error
-	for range 3 {
-		if err = c.DeleteAllOf(ctx, u, client.InNamespace(ns)); !apierrors.IsServerTimeout(err) && !apierrors.IsTimeout(err) {
-			return err
-		}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return err
 	}
-	return err
+	return parallel(len(list.Items), clientWorkers, func(i int) error {
+		return client.IgnoreNotFound(c.Delete(ctx, &list.Items[i]))
+	})
 }
 
 // deploymentsReady reports whether ns holds n Deployments, each rolled out
