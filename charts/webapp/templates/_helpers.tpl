@@ -87,6 +87,16 @@ combinations values.schema.json cannot express. It renders nothing.
 {{- fail (printf "webapp: ingress.className %q and the annotation kubernetes.io/ingress.class %q must match when both are set" .Values.ingress.className $class) -}}
 {{- end -}}
 {{- end -}}
+{{- with .Values.autoscaling -}}
+{{- if .enabled -}}
+{{- if gt (int .minReplicas) (int .maxReplicas) -}}
+{{- fail (printf "webapp: autoscaling.minReplicas (%d) must not exceed autoscaling.maxReplicas (%d)" (int .minReplicas) (int .maxReplicas)) -}}
+{{- end -}}
+{{- if not (dig "requests" "cpu" "" ($.Values.resources | default dict)) -}}
+{{- fail "webapp: autoscaling.enabled needs resources.requests.cpu: the autoscaler measures CPU use against it; set it, e.g. resources: {requests: {cpu: \"100m\"}}" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.storage.enabled (eq (clean .Values.storage.mountPath) "/tmp") -}}
 {{- fail "webapp: storage.mountPath must not be /tmp: an emptyDir is mounted there" -}}
 {{- end -}}
