@@ -25,11 +25,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rudder-operator/rudder"
+	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/liveness"
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/valuesfrom"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -118,6 +120,15 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err := mgr.Add(warmCache{dependents}); err != nil {
 		return nil, err
 	}
+	sources, err := valuesfrom.NewCache(cfg, cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultNamespaces: namespaces,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(warmCache{sources}); err != nil {
+		return nil, err
+	}
 	hg, err := helm.NewGetter(cfg, mgr.GetRESTMapper(), log.WithName("helm"))
 	if err != nil {
 		return nil, err
@@ -139,6 +150,10 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	kinds := make(depends.Kinds, len(ws))
+	for i, w := range ws {
+		kinds[i] = w.GVK
+	}
 	for _, w := range ws {
 		hooks, err := registry.Resolve(w.Hooks)
 		if err != nil {
@@ -146,12 +161,14 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		}
 		r := &reconcile.Reconciler{
 			Watch:      w,
+			Kinds:      kinds,
 			Hooks:      hooks,
 			Holder:     holder,
 			Holders:    holders,
 			Client:     mgr.GetClient(),
 			Storage:    store,
 			Dependents: dependents,
+			Sources:    sources,
 			APIReader:  mgr.GetAPIReader(),
 			Helm:       hg,
 			Mapper:     mgr.GetRESTMapper(),

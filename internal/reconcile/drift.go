@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,7 +37,7 @@ func (r *Reconciler) repair(ctx context.Context, o *observation, want, live *uns
 			return live, err
 		}
 	}
-	if !drifted(want, live) {
+	if want = ignoring(r.Watch.Drift, want, live); !drifted(want, live) {
 		return live, nil
 	}
 	patch, err := json.Marshal(withoutStatus(want.Object))
@@ -50,6 +52,54 @@ func (r *Reconciler) repair(ctx context.Context, o *observation, want, live *uns
 		r.repaired(ctx, o, want, "changed")
 	}
 	return live, nil
+}
+
+// drifts reports whether live exists and differs from want in a field want
+// sets that the kind's drift rules do not ignore.
+func (r *Reconciler) drifts(want, live *unstructured.Unstructured) bool {
+	return live != nil && drifted(ignoring(r.Watch.Drift, want, live), live)
+}
+
+// confirmed returns live, read again from the API server when the cache shows
+// it missing or drifted: the cache may not have seen the revision's own writes
+// yet, and a report of drift must not name those.
+func (r *Reconciler) confirmed(ctx context.Context, want, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if live != nil && !r.drifts(want, live) {
+		return live, nil
+	}
+	return r.read(ctx, r.APIReader, want)
+}
+
+// reportDrift records, in warn mode, an event when the objects that differ
+// from the deployed revision are not those the Drifted condition already
+// names. The condition itself is written with the status.
+func (r *Reconciler) reportDrift(o *observation) {
+	if o.drift == nil || len(*o.drift) == 0 {
+		return
+	}
+	msg := driftMessage(o)
+	if prev := conditionOf(o.obj, ConditionDrifted); prev != nil && prev.Status == metav1.ConditionTrue && prev.Message == msg {
+		return
+	}
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonDriftDetected, "Compare", "%s", msg)
+}
+
+// driftCondition is the Drifted condition of o: nil when drift was not
+// looked at in warn mode this reconcile (the condition then stays as it is).
+func driftCondition(o *observation) *metav1.Condition {
+	if o.drift == nil {
+		return nil
+	}
+	if len(*o.drift) == 0 {
+		return &metav1.Condition{Type: ConditionDrifted, Status: metav1.ConditionFalse, Reason: ReasonNoDrift,
+			Message: fmt.Sprintf("Every object matches revision %d", o.deployed.Revision)}
+	}
+	return &metav1.Condition{Type: ConditionDrifted, Status: metav1.ConditionTrue, Reason: ReasonDrifted, Message: driftMessage(o)}
+}
+
+func driftMessage(o *observation) string {
+	return fmt.Sprintf("%s differ from revision %d outside Helm; driftDetection.mode is warn, so rudder leaves them: "+
+		"undo the edit, or upgrade the release to make it part of the chart", strings.Join(*o.drift, ", "), o.deployed.Revision)
 }
 
 // repaired records that obj was put back. The object is the event's related

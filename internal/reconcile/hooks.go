@@ -40,6 +40,9 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 			return
 		}
 		mergeValues(o.values, res.Values)
+		if o.digested != nil {
+			mergeValues(o.digested, res.Values)
+		}
 	}
 }
 

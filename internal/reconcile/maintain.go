@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 // unwatchedPoll is how often readiness is looked at while objects are not
@@ -31,6 +33,7 @@ func (r *Reconciler) maintain(ctx context.Context, o *observation) (ctrl.Result,
 		return ctrl.Result{}, err
 	}
 	r.assess(ctx, o, true)
+	r.reportDrift(o)
 	r.markReady(ctx, o)
 	res := ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}
 	if !o.health.ready && !r.Watch.WatchDependentResources {
@@ -45,21 +48,33 @@ func (r *Reconciler) maintain(ctx context.Context, o *observation) (ctrl.Result,
 }
 
 // assess reads the live objects of the deployed revision, repairing drift when
-// repair is set, and records their health in o.
+// repair is set and the kind's drift mode is enabled, and records their health
+// in o. In warn mode, a repair's place is taken by a report: o.drift names the
+// objects that differ.
 func (r *Reconciler) assess(ctx context.Context, o *observation, repair bool) {
 	if o.deployed == nil {
 		return
 	}
+	if repair && o.warnDrift {
+		o.drift = &[]string{}
+	}
 	states := make([]objectState, 0, len(o.deployed.objects))
 	for _, want := range o.deployed.objects {
 		live, err := r.live(ctx, want)
-		if repair && err == nil {
+		switch {
+		case err != nil || r.Watch.Drift.Mode == watches.DriftDisabled:
+		case o.drift != nil:
+			if live, err = r.confirmed(ctx, want, live); err == nil && (live == nil || r.drifts(want, live)) {
+				*o.drift = append(*o.drift, want.GetKind()+"/"+want.GetName())
+			}
+		case repair:
 			live, err = r.repair(ctx, o, want, live)
 		}
 		// Unrepaired, an object that differs from the revision was changed
 		// by hand, or the cache has not seen the revision's write yet: its
-		// status does not tell whether the revision is ready.
-		differs := !repair && err == nil && live != nil && drifted(want, live)
+		// status does not tell whether the revision is ready. Unless drift is
+		// only reported or not looked at: then the object is as it will stay.
+		differs := !repair && r.Watch.Drift.Repairs() && err == nil && r.drifts(want, live)
 		states = append(states, objectState{want: want, live: live, err: err, differs: differs})
 	}
 	h := healthOf(states)

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/values"
+	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 // observation is everything one reconcile knows, gathered before it acts.
@@ -17,18 +19,27 @@ type observation struct {
 	key     types.NamespacedName       // the custom resource's key
 	release types.NamespacedName       // the release's namespace and name
 	values  map[string]any
-	history []storage.Revision // newest first
-	facts   facts
-	failure failure
+	// digested is what the values digest is computed from when values
+	// came from a Secret: values, with the Secret's part replaced by its
+	// identity and version. Nil: the digest is of values.
+	digested map[string]any
+	history  []storage.Revision // newest first
+	facts    facts
+	failure  failure
 
 	deployed *revision // the newest deployed revision, decoded
 	latest   *revision // the newest revision when it failed, decoded for its description
 
 	// Filled in while the step runs.
+	step    step      // the step plan chose
+	gate    *gated    // the hook that holds the upgrade (stepGated)
 	hooks   []hookRun // what each hook of the kind did this reconcile
 	outcome *outcome  // what this reconcile's Helm action did
 	health  *health   // readiness of the deployed revision's objects
 	done    bool      // the step leaves no status to write
+
+	warnDrift bool      // the kind's driftDetection mode is warn
+	drift     *[]string // in warn mode, the objects that differ, once compared
 }
 
 // outcome is what a Helm action of this reconcile did, for the Released
@@ -43,8 +54,20 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.release = types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Watch.ReleaseName(obj.GetName())}
 	o.values, o.facts.valuesErr = values.For(obj, r.Watch.OverrideValues)
 	o.facts.deleting = !obj.GetDeletionTimestamp().IsZero()
+	if o.facts.valuesErr == nil && !o.facts.deleting {
+		var fixable valuesFromError
+		if err := r.readValuesFrom(ctx, o); errors.As(err, &fixable) {
+			o.facts.valuesErr = err
+		} else if err != nil {
+			return nil, err
+		}
+	}
 	o.facts.self = r.Holder
 	o.facts.paused = obj.GetAnnotations()[AnnotationPaused] == "true"
+	o.warnDrift = r.Watch.Drift.Mode == watches.DriftWarn
+	if !o.facts.deleting {
+		o.facts.dependsErr = r.Kinds.Check(ctx, r.Client, obj, r.Watch.GVK)
+	}
 
 	hist, err := storage.History(ctx, r.Storage, o.release.Namespace, o.release.Name)
 	if err != nil {
@@ -59,7 +82,11 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	if o.facts.valuesErr == nil && !o.facts.deleting && !o.facts.paused && o.facts.caughtUp {
 		r.runHooks(ctx, o)
 	}
-	o.facts.want = digests{values: values.Digest(o.values), chart: r.chartDigest}
+	digested := o.values
+	if o.digested != nil {
+		digested = o.digested
+	}
+	o.facts.want = digests{values: values.Digest(digested), chart: r.chartDigest}
 	r.revisions.prune(o.release, hist)
 	o.facts.fromHistory(hist)
 	if l := o.facts.latest; l != nil && leftByRudder(l, r.Holder) && l.Labels[LabelHolder] != r.Holder && r.Holders != nil {

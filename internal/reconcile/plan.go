@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
@@ -29,6 +30,8 @@ const (
 	stepRollbackDone step = "rollback-done" // the spec changed after a rollback: clear its annotation
 	stepRemediate    step = "remediate"     // the spec failed: roll back to the last deployed revision, then hold
 	stepDropInstall  step = "drop-install"  // an install failed and the kind's installFailure says uninstall it
+	stepDepend       step = "depend"        // an install or upgrade waits for the resources it depends on
+	stepGated        step = "gated"         // a hook holds the upgrade until it has done something first (a backup)
 )
 
 // digests identify what a revision was made from.
@@ -77,10 +80,24 @@ type facts struct {
 	previous          *storage.Revision // newest revision deployed before `deployed`, nil when none
 	stalled           bool              // `deployed` did not become Ready within remediation.readinessTimeout
 	remediationFailed bool              // a rollback remediating `want` failed: try no other
+
+	// dependsErr holds back an install or upgrade: a resource named by the
+	// depends-on annotation is not Ready, they form a cycle, or the
+	// annotation is malformed (a *depends.Error).
+	dependsErr error
 }
 
 // plan picks the step for the observed facts.
 func plan(f facts) step {
+	st := planRelease(f)
+	if f.dependsErr != nil && (st == stepInstall || st == stepReinstall || st == stepUpgrade) {
+		return stepDepend
+	}
+	return st
+}
+
+// planRelease picks the step for the observed facts, dependencies aside.
+func planRelease(f facts) step {
 	switch {
 	case f.deleting:
 		return stepUninstall
@@ -254,6 +271,10 @@ func (st step) check(f facts) error {
 	case stepDropInstall:
 		if f.latest == nil || f.latest.Status != "failed" {
 			missing = "a failed newest revision"
+		}
+	case stepDepend:
+		if _, ok := depends.IsError(f.dependsErr); !ok {
+			missing = "dependencies that are not Ready"
 		}
 	}
 	if missing != "" {

@@ -103,6 +103,11 @@ func TestPlan_EveryHistory(t *testing.T) {
 										if err := st.check(f); err != nil {
 											t.Fatalf("history %v (newest by %s), facts %+v: %v", statuses, wname, f, err)
 										}
+										f.dependsErr = notReady
+										if waiting := plan(f); waiting != st && (waiting != stepDepend || st != stepInstall && st != stepReinstall && st != stepUpgrade) {
+											t.Fatalf("history %v: planned %s with dependencies not Ready, %s with them Ready; only an install or upgrade waits", statuses, waiting, st)
+										}
+										f.dependsErr = nil
 										if f.holderAlive && st == stepUnlock {
 											t.Fatalf("history %v: unlocked the pending revision of a rudder process that still runs", statuses)
 										}

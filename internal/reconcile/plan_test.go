@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
@@ -51,6 +52,9 @@ func held(r *storage.Revision, holder string) *storage.Revision {
 	return r
 }
 
+// notReady is what depends.Kinds.Check says of a dependency not Ready.
+var notReady = &depends.Error{Reason: depends.ReasonNotReady, Message: "Waiting for Database orders to exist"}
+
 func TestPlan(t *testing.T) {
 	v1 := digests{values: "v1", chart: "c1"}
 	v2 := digests{values: "v2", chart: "c1"}
@@ -73,6 +77,10 @@ func TestPlan(t *testing.T) {
 		{name: "a hook failed", f: facts{caughtUp: true, want: v1, hookErr: errors.New("cannot create Secret")}, want: stepBlocked},
 		{name: "deployed with wanted digests", f: facts{caughtUp: true, want: v1, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepNone},
 		{name: "values changed", f: facts{caughtUp: true, want: v2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepUpgrade},
+		{name: "an install waits for a dependency", f: facts{caughtUp: true, want: v1, dependsErr: notReady}, want: stepDepend},
+		{name: "an upgrade waits for a dependency", f: facts{caughtUp: true, want: v2, dependsErr: notReady, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepDepend},
+		{name: "a release up to date is maintained whatever its dependencies", f: facts{caughtUp: true, want: v1, dependsErr: notReady, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepNone},
+		{name: "a deletion does not wait for dependencies", f: facts{deleting: true, dependsErr: notReady}, want: stepUninstall},
 		{name: "chart changed", f: facts{caughtUp: true, want: c2, latest: rev(1, "deployed", v1), deployed: rev(1, "deployed", v1)}, want: stepUpgrade},
 		{name: "pending, held by another writer", f: facts{caughtUp: true, want: v2, latest: rev(2, "pending-upgrade", v2), deployed: rev(1, "deployed", v1)}, want: stepWait},
 		// Our own Helm action ended without recording its end (the API server went away).

@@ -14,6 +14,10 @@ const (
 	// a revision rudder wrote replaced it, and absent when history holds no
 	// such revision.
 	ConditionOutOfBand = "OutOfBand"
+	// ConditionDrifted is True while objects of the deployed revision differ
+	// from it and the kind's driftDetection mode is warn, False when none
+	// does, and absent in the other modes.
+	ConditionDrifted = "Drifted"
 )
 
 // AnnotationPaused set to "true" on a custom resource stops rudder from
@@ -33,15 +37,23 @@ const (
 	ReasonUninstalled      = "Uninstalled"
 	ReasonUninstallFailed  = "UninstallFailed"
 	ReasonValuesInvalid    = "ValuesInvalid"
-	ReasonPending          = "OperationPending"
-	ReasonUnlocked         = "Unlocked"
-	ReasonRolledBack       = "RolledBack"
-	ReasonRollbackFailed   = "RollbackFailed"
-	ReasonRollbackInvalid  = "RollbackInvalid"
-	ReasonRetriesExhausted = "RetriesExhausted"
-	ReasonDriftRepaired    = "DriftRepaired"
-	ReasonDriftRepairFail  = "DriftRepairFailed"
-	ReasonUnselected       = "Unselected" // event: the labels left the watch's selector; the release stays
+	ReasonUpgradeGated     = "UpgradeGated" // Released: a hook holds the upgrade (hook.Gate)
+	// Released: a values source (valuesFrom, rudder.dev/values-from) is
+	// missing or its key holds no values; malformed sources.
+	ReasonValuesFromNotReady = "ValuesFromNotReady"
+	ReasonValuesFromInvalid  = "ValuesFromInvalid"
+	ReasonPending            = "OperationPending"
+	ReasonUnlocked           = "Unlocked"
+	ReasonRolledBack         = "RolledBack"
+	ReasonRollbackFailed     = "RollbackFailed"
+	ReasonRollbackInvalid    = "RollbackInvalid"
+	ReasonRetriesExhausted   = "RetriesExhausted"
+	ReasonDriftRepaired      = "DriftRepaired"
+	ReasonDriftRepairFail    = "DriftRepairFailed"
+	ReasonDrifted            = "Drifted"       // Drifted True; event DriftDetected says the same
+	ReasonDriftDetected      = "DriftDetected" // event: the objects that differ changed (driftDetection.mode: warn)
+	ReasonNoDrift            = "NoDrift"       // Drifted False
+	ReasonUnselected         = "Unselected"    // event: the labels left the watch's selector; the release stays
 
 	// Remediation (watches.yaml remediation).
 	ReasonReadinessTimeout  = "ReadinessTimeout"         // Ready: the revision was not Ready in time

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/storage"
@@ -32,6 +33,9 @@ import (
 type Reconciler struct {
 	// Watch is the kind and the chart that serves it.
 	Watch watches.Watch
+	// Kinds are every kind rudder serves: what a depends-on annotation may
+	// name. None: the annotation is not read.
+	Kinds depends.Kinds
 	// Client reads the custom resources and the releases' objects from the
 	// manager's cache, and writes them.
 	Client client.Client
@@ -43,8 +47,12 @@ type Reconciler struct {
 	// reconciler reads them from it and watches their kinds through it.
 	Dependents cache.Cache
 	// APIReader reads from the API server, for the rare object the caches
-	// cannot show.
+	// cannot show, and the values sources of a resource.
 	APIReader client.Reader
+	// Sources caches the identity of ConfigMaps and Secrets
+	// (valuesfrom.NewCache), so that a change of one a resource takes values
+	// from reconciles it. Nil: valuesFrom and its annotation are refused.
+	Sources cache.Cache
 	// Helm runs Helm actions and reads stored revisions.
 	Helm *helm.Getter
 	// Mapper tells namespaced kinds from cluster-scoped ones.
@@ -66,6 +74,7 @@ type Reconciler struct {
 
 	chartDigest string
 	watcher     *dependentWatcher
+	sources     sourceWatcher
 	expect      expectations
 	failures    failures
 	revisions   revisions
@@ -102,6 +111,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	st := plan(o.facts)
+	if st == stepUpgrade {
+		if o.gate = r.gate(ctx, o); o.gate != nil {
+			st = stepGated
+		}
+	}
+	o.step = st
 	defer func(started time.Time) {
 		reconcileSeconds.WithLabelValues(r.Watch.GVK.Kind, string(st)).Observe(time.Since(started).Seconds())
 	}(time.Now())
@@ -161,6 +176,10 @@ func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Res
 		return r.uninstallFailedInstall(ctx, o)
 	case stepPaused:
 		return ctrl.Result{}, nil // assessed above; the annotation's removal is an event
+	case stepDepend:
+		return r.dependsOn(o)
+	case stepGated:
+		return r.held(o)
 	default: // stepInvalid, stepHold: only a change of spec or chart helps
 		return ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}, nil
 	}
@@ -231,14 +250,20 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.registerCollector(); err != nil {
 		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
 	}
-	c, err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.Watch.GVK.Kind).
 		For(r.newObject(), builder.WithPredicates(forPredicate(r.Watch.Selector, Finalizer))).
 		WatchesRawSource(source.Kind[client.Object](r.Storage, storage.Object(), r.releaseHandler())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles}).
-		Build(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles})
+	if err := r.watchDependencies(mgr, b); err != nil {
+		return fmt.Errorf("kind %s: watching dependencies: %w", r.Watch.GVK.Kind, err)
+	}
+	c, err := b.Build(r)
 	if err != nil {
 		return fmt.Errorf("kind %s: building controller: %w", r.Watch.GVK.Kind, err)
+	}
+	if err := r.watchSources(mgr, c); err != nil {
+		return fmt.Errorf("kind %s: indexing values sources: %w", r.Watch.GVK.Kind, err)
 	}
 	r.watcher = &dependentWatcher{ctrl: c, cache: r.Dependents, scheme: mgr.GetScheme(), owner: r.Watch.GVK.GroupKind(), enabled: r.Watch.WatchDependentResources}
 	return nil

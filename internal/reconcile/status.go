@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -10,9 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/depends"
+	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )
 
 // Status is the part of a custom resource's .status the reconciler owns. Hooks
@@ -175,6 +180,12 @@ func computeStatus(o *observation, prev Status, now time.Time) Status {
 	} else {
 		meta.RemoveStatusCondition(&st.Conditions, ConditionOutOfBand)
 	}
+	switch c := driftCondition(o); {
+	case c != nil:
+		set(*c)
+	case !o.warnDrift:
+		meta.RemoveStatusCondition(&st.Conditions, ConditionDrifted)
+	}
 	if o.facts.paused {
 		set(metav1.Condition{Type: ConditionPaused, Status: metav1.ConditionTrue, Reason: "Paused",
 			Message: fmt.Sprintf("rudder does not install, upgrade or repair this release; remove the annotation %s to resume", AnnotationPaused)})
@@ -183,6 +194,30 @@ func computeStatus(o *observation, prev Status, now time.Time) Status {
 	}
 	st.Phase, st.Message = phase(o, rel, rdy)
 	return st
+}
+
+// dependentAction names what a resource's dependencies hold back.
+func dependentAction(f facts) string {
+	if f.deployed == nil && !f.everDeployed {
+		return "install"
+	}
+	return "upgrade"
+}
+
+// conditionOf returns the condition typ of obj's status as read, or nil.
+func conditionOf(obj *unstructured.Unstructured, typ string) *metav1.Condition {
+	list, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok || m["type"] != typ {
+			continue
+		}
+		var c metav1.Condition
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
+			return &c
+		}
+	}
+	return nil
 }
 
 // actedOn reports whether this reconcile settles the resource's current
@@ -225,6 +260,32 @@ func released(o *observation) metav1.Condition {
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonRolledBack
 		c.Message = fmt.Sprintf("Rolled back to revision %d (now revision %d) as annotation %s asks; it stays there until the spec changes or the annotation is removed",
 			f.rollbackTo, f.deployed.Number, AnnotationRollbackTo)
+	case o.step == stepDepend:
+		e, _ := depends.IsError(f.dependsErr)
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(e.Reason), e.Message
+		if e.Reason == depends.ReasonNotReady {
+			c.Status = metav1.ConditionUnknown
+			c.Message = fmt.Sprintf("%s before the %s (annotation %s)", e.Message, dependentAction(f), depends.Annotation)
+		}
+	case o.step == stepGated:
+		g := o.gate
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, g.res.Reason, g.res.Message
+		switch {
+		case g.err != nil:
+			c.Status, c.Reason = metav1.ConditionFalse, ReasonUpgradeGated
+			c.Message = fmt.Sprintf("Hook %s cannot tell whether the upgrade may go ahead: %v", g.hook, g.err)
+		case g.res.Failed:
+			c.Status = metav1.ConditionFalse
+		}
+		if c.Reason == "" {
+			c.Reason = ReasonUpgradeGated
+		}
+	case errors.As(f.valuesErr, new(valuesFromError)):
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesFromInvalid
+		c.Message = fmt.Sprintf("Cannot read the release values from ConfigMaps and Secrets: %v", f.valuesErr)
+		if valuesfrom.Fixable(f.valuesErr) {
+			c.Reason = ReasonValuesFromNotReady
+		}
 	case f.valuesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesInvalid
 		c.Message = fmt.Sprintf("Cannot compute the release values: %v; fix the watch's overrideValues or the spec", f.valuesErr)
@@ -336,6 +397,9 @@ func phase(o *observation, rel, rdy metav1.Condition) (string, string) {
 	case o.facts.deployed == nil:
 		if o.facts.latest != nil {
 			return PhaseDeploying, rel.Message
+		}
+		if o.step == stepDepend {
+			return PhasePending, rel.Message
 		}
 		return PhasePending, "Waiting for the release to be installed"
 	case rdy.Status == metav1.ConditionTrue:

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )
 
 // fields is one entry of a watches file as written: operator-sdk's fields, then rudder's.
@@ -33,6 +35,8 @@ type fields struct {
 	MaxHistory              *int
 	Remediation             *remediationFields
 	OutOfBand               *string
+	DriftDetection          *driftFields
+	ValuesFrom              []valuesfrom.Source
 }
 
 // targets maps each field name, as spelled in a watches file, to where its value is decoded.
@@ -51,6 +55,8 @@ func (f *fields) targets() map[string]any {
 		"maxHistory":              &f.MaxHistory,
 		"remediation":             &f.Remediation,
 		"outOfBand":               &f.OutOfBand,
+		"driftDetection":          &f.DriftDetection,
+		"valuesFrom":              &f.ValuesFrom,
 	}
 }
 
@@ -89,9 +95,22 @@ func (e *entry) build(raw json.RawMessage, resolve resolveChart) Watch {
 		MaxHistory:  e.atLeastOne("maxHistory", f.MaxHistory, DefaultMaxHistory, "Helm must keep at least the current release"),
 		Remediation: e.remediation(f.Remediation),
 		OutOfBand:   e.outOfBand(f.OutOfBand),
+		Drift:       e.drift(f.DriftDetection),
+		ValuesFrom:  e.valuesFrom(f.ValuesFrom),
 	}
 	w.ChartFS, w.ChartDir = e.chart(f.Chart, resolve)
 	return w
+}
+
+// valuesFrom checks the kind's valuesFrom sources.
+func (e *entry) valuesFrom(sources []valuesfrom.Source) []valuesfrom.Source {
+	for i, s := range sources {
+		for _, err := range s.Check(fmt.Sprintf("valuesFrom[%d]", i)) {
+			field, problem, _ := strings.Cut(err.Error(), ": ")
+			e.fail(field, nil, "%s", problem)
+		}
+	}
+	return sources
 }
 
 // decode reads every field of raw strictly, reporting unknown fields and values of the wrong type.

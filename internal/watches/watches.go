@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )
 
 // Defaults for the fields an entry of a watches file may leave out.
@@ -59,6 +61,12 @@ type Watch struct {
 	// OutOfBand is what rudder does when another Helm client wrote the serving revision. Default
 	// OutOfBandRevert.
 	OutOfBand OutOfBand
+	// Drift is what rudder does about objects edited outside Helm (driftDetection). Default: put back,
+	// nothing ignored.
+	Drift Drift
+	// ValuesFrom are ConfigMap and Secret keys every resource of the kind takes values from, in its own
+	// namespace, before its own sources (annotation valuesfrom.Annotation) and its spec. Nil when absent.
+	ValuesFrom []valuesfrom.Source
 }
 
 // Load reads the watches file name inside fsys, validates every entry and loads every chart. Chart paths are

@@ -2,6 +2,7 @@ package watches_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -144,6 +145,41 @@ func TestLoad(t *testing.T) {
 				}
 				if got[0].OutOfBand != watches.OutOfBandKeep {
 					t.Errorf("OutOfBand = %q, want keep", got[0].OutOfBand)
+				}
+			},
+		},
+		{
+			name: "driftDetection with ignore rules",
+			fsys: fsWith(webApp + `  driftDetection:
+    mode: warn
+    ignore:
+    - paths: [/spec/replicas, "/metadata/annotations/example.com~1owner"]
+      target: {kind: Deployment}
+    - paths: [/spec/template/spec/containers/0/resources]
+      target: {kind: Deployment, name: web}
+`),
+			check: func(t *testing.T, got []watches.Watch) {
+				d := got[0].Drift
+				if d.Mode != watches.DriftWarn || len(d.Ignore) != 2 {
+					t.Fatalf("Drift = %+v, want mode warn and two rules", d)
+				}
+				if g := d.Ignored("Deployment", "other"); len(g) != 2 || fmt.Sprintf("%q", []string(g[1])) != `["metadata" "annotations" "example.com/owner"]` {
+					t.Errorf("Ignored(Deployment, other) = %v, want the first rule's paths, unescaped", g)
+				}
+				if g := d.Ignored("Deployment", "web"); len(g) != 3 || g[1].String() != "/metadata/annotations/example.com~1owner" {
+					t.Errorf("Ignored(Deployment, web) = %v, want both rules' three paths, written back escaped", g)
+				}
+				if g := d.Ignored("Service", "web"); g != nil {
+					t.Errorf("Ignored(Service, web) = %v, want none", g)
+				}
+			},
+		},
+		{
+			name: "valuesFrom",
+			fsys: fsWith(webApp + "  valuesFrom:\n    - {kind: ConfigMap, name: defaults}\n    - {kind: Secret, name: db, valuesKey: password, targetPath: config.PW, optional: true}\n"),
+			check: func(t *testing.T, got []watches.Watch) {
+				if v := got[0].ValuesFrom; len(v) != 2 || v[0].Name != "defaults" || v[1].TargetPath != "config.PW" || !v[1].Optional {
+					t.Errorf("ValuesFrom = %+v, want the two sources as written", v)
 				}
 			},
 		},
@@ -500,6 +536,48 @@ func TestLoad_Errors(t *testing.T) {
 			yaml:       webApp + "  outOfBand: ignore\n",
 			wantFields: []string{"outOfBand"},
 			want:       []string{`field "outOfBand": "ignore" is not one of revert, keep`, "default revert"},
+		},
+		{
+			name:       "valuesFrom source of no known kind, without a name",
+			yaml:       webApp + "  valuesFrom:\n    - {kind: configmap}\n",
+			wantFields: []string{"valuesFrom[0].kind", "valuesFrom[0].name"},
+			want:       []string{`"configmap" is neither ConfigMap nor Secret`, "empty; name the ConfigMap or Secret"},
+		},
+		{
+			name:       "valuesFrom source with an unknown field",
+			yaml:       webApp + "  valuesFrom:\n    - {kind: Secret, name: db, key: password}\n",
+			wantFields: []string{"valuesFrom"},
+			want:       []string{`unknown field "key"`},
+		},
+		{
+			name:       "unknown driftDetection mode",
+			yaml:       webApp + "  driftDetection:\n    mode: Warn\n",
+			wantFields: []string{"driftDetection.mode"},
+			want:       []string{`"Warn" is not one of enabled, warn, disabled`, "case sensitive", "default enabled"},
+		},
+		{
+			name:       "ignore path not a JSON pointer",
+			yaml:       webApp + "  driftDetection:\n    ignore:\n    - paths: [/spec/replicas, spec.replicas]\n",
+			wantFields: []string{"driftDetection.ignore[0].paths[1]"},
+			want:       []string{`"spec.replicas" does not start with /`, "JSON pointer such as /spec/replicas"},
+		},
+		{
+			name:       "ignore path with a bad escape or a list end",
+			yaml:       webApp + "  driftDetection:\n    ignore:\n    - paths: [/metadata/labels/a~2b, /spec/template/spec/containers/-]\n",
+			wantFields: []string{"driftDetection.ignore[0].paths[0]", "driftDetection.ignore[0].paths[1]"},
+			want:       []string{"~0 (for ~) or ~1 (for /)", `"-", which names no element of a list`},
+		},
+		{
+			name:       "ignore rule without paths, target naming nothing",
+			yaml:       webApp + "  driftDetection:\n    ignore:\n    - target: {}\n",
+			wantFields: []string{"driftDetection.ignore[0].paths", "driftDetection.ignore[0].target"},
+			want:       []string{"no paths; list the JSON pointers", "names neither a kind nor a name"},
+		},
+		{
+			name:       "unknown field in an ignore target",
+			yaml:       webApp + "  driftDetection:\n    ignore:\n    - paths: [/spec/replicas]\n      target: {kind: Deployment, namespace: x}\n",
+			wantFields: []string{"driftDetection"},
+			want:       []string{`unknown field "namespace"`},
 		},
 		{
 			name:       "malformed selector operator",

@@ -35,7 +35,7 @@ var shared *operator
 // namespace of a test with its own operator must not be among them.
 var sharedNamespaces = []string{
 	"default", "faults-node", "faults-kube-apiserver", "faults-etcd", "lc-fail", "lc-oob",
-	"lc-ns-delete", "lc-uninstall-stuck", "metrics", restrictedNamespace,
+	"lc-ns-delete", "lc-uninstall-stuck", "metrics", restrictedNamespace, "depends", "values-from", "db-upgrade",
 }
 
 // logDir holds the managers' logs, kept when the run fails.

@@ -121,3 +121,30 @@ func waitNetworkReady(t *testing.T, ns, name string) {
 		return nil
 	})
 }
+
+// waitConditionOf waits until the custom resource kind ns/name (any of
+// rudder's kinds) has condition typ with status and reason, its message
+// holding each of notes.
+func waitConditionOf(t *testing.T, kind, ns, name, typ string, status metav1.ConditionStatus, reason string, notes ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("condition %s %s (%s) on %s %s/%s", typ, status, reason, kind, ns, name), func() error {
+		var obj struct {
+			Status struct {
+				Conditions []metav1.Condition `json:"conditions"`
+			} `json:"status"`
+		}
+		if _, err := getJSON(&obj, kind, name, "-n", ns); err != nil {
+			return err
+		}
+		c := condition(obj.Status.Conditions, typ)
+		if c == nil || c.Status != status || c.Reason != reason {
+			return fmt.Errorf("%s is %s", typ, toJSON(c))
+		}
+		for _, n := range notes {
+			if !strings.Contains(c.Message, n) {
+				return fmt.Errorf("%s message %q lacks %q", typ, c.Message, n)
+			}
+		}
+		return nil
+	})
+}
