@@ -220,18 +220,29 @@ func notReady(dep *unstructured.Unstructured) string {
 	if observed != dep.GetGeneration() {
 		return fmt.Sprintf("to be Ready at generation %d (rudder has acted on %d)", dep.GetGeneration(), observed)
 	}
-	conds, _, _ := unstructured.NestedSlice(dep.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] != "Ready" {
-			continue
-		}
-		if m["status"] == "True" {
-			return ""
-		}
-		return fmt.Sprintf("to be Ready (Ready %v, %v: %v)", m["status"], m["reason"], m["message"])
+	ready := Ready(dep)
+	switch {
+	case ready == nil:
+		return "to be Ready (no Ready condition yet)"
+	case ready["status"] == "True":
+		return ""
+	default:
+		return fmt.Sprintf("to be Ready (Ready %v, %v: %v)", ready["status"], ready["reason"], ready["message"])
 	}
-	return "to be Ready (no Ready condition yet)"
+}
+
+// Ready returns obj's Ready condition as stored (type, status, reason,
+// message, ...), nil when it has none: the object's own map, not a copy,
+// cheap enough for an event filter. Callers must not change it.
+func Ready(obj *unstructured.Unstructured) map[string]any {
+	conds, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "status", "conditions")
+	list, _ := conds.([]any)
+	for _, c := range list {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+			return m
+		}
+	}
+	return nil
 }
 
 // name is ref's name, with its namespace when that is not ns.

@@ -98,8 +98,8 @@ func dependencyState(obj client.Object) readinessOf {
 	}
 	out := readinessOf{generation: u.GetGeneration(), deleting: !u.GetDeletionTimestamp().IsZero()}
 	out.observed, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-	if c := conditionOf(u, ConditionReady); c != nil {
-		out.ready = string(c.Status)
+	if c := depends.Ready(u); c != nil {
+		out.ready, _ = c["status"].(string)
 	}
 	return out
 }
