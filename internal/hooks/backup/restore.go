@@ -37,6 +37,9 @@ const (
 	// restorePoll is how often a restore under way is looked at again: Jobs
 	// are not watched.
 	restorePoll = 10 * time.Second
+	// claimPoll is how often a restore waiting for its claim looks again:
+	// claims are not watched, and the StatefulSet makes it within seconds.
+	claimPoll = 3 * time.Second
 )
 
 // Restore loads a new Database's data, once, from a dump on the backup
@@ -103,8 +106,9 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 	var claim corev1.PersistentVolumeClaim
 	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.dataClaim()}, &claim)
 	switch {
-	case apierrors.IsNotFound(err):
-		// The StatefulSet has not made it yet.
+	case apierrors.IsNotFound(err), err == nil && claim.DeletionTimestamp != nil:
+		// The StatefulSet has not made it yet, or it is going with its data.
+		claim = corev1.PersistentVolumeClaim{}
 	case err != nil:
 		return hook.Result{}, fmt.Errorf("reading claim %s: %w", s.dataClaim(), err)
 	case claim.Annotations[AnnotationRestoredFrom] != "":
@@ -128,6 +132,13 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 
 	var job batchv1.Job
 	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.restoreJob()}, &job)
+	if apierrors.IsNotFound(err) && claim.Name == "" {
+		// The Job starts once the release's StatefulSet has made the claim it
+		// loads into: a Job that finished before then (a manager down in
+		// between) would have loaded nothing anyone keeps.
+		return pending(req, "WaitingForClaim", fmt.Sprintf("Waiting for the StatefulSet to create claim %s; the restore Job starts then",
+			s.dataClaim()), claimPoll), nil
+	}
 	if apierrors.IsNotFound(err) {
 		job = s.newRestoreJob(obj, req)
 		if err := client.IgnoreAlreadyExists(h.Client.Create(ctx, &job)); err != nil {
@@ -149,7 +160,11 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 		return res, nil
 	}
 	if claim.Name == "" {
-		return hook.Result{}, fmt.Errorf("restore Job %s succeeded but claim %s is missing", job.Name, s.dataClaim())
+		// Not an error: the release must go on and make the claim again.
+		res := pending(req, "RestoreLost", fmt.Sprintf("Job %s succeeded but claim %s, which it loaded, is gone; "+
+			"delete the Job to restore again into the new claim", job.Name, s.dataClaim()), time.Minute)
+		res.Status["restore"].(map[string]any)["phase"] = "Failed"
+		return res, nil
 	}
 	dump := jobReport(ctx, h.Reader, &job)
 	if dump == "" {

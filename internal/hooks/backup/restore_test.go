@@ -91,6 +91,19 @@ func TestRestore_Lifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, st = reconcileRestore(t, h, db)
+	wantCondition(t, res, metav1.ConditionFalse, "WaitingForClaim", "claim data-orders-0")
+	if st["phase"] != "Pending" || res.RequeueAfter == 0 {
+		t.Errorf("status.restore = %v, requeue %v; want Pending, looked at again", st, res.RequeueAfter)
+	}
+	if _, err := job(); !apierrors.IsNotFound(err) {
+		t.Fatalf("a restore Job exists before the claim it loads into (err %v)", err)
+	}
+
+	// The StatefulSet made the claim.
+	if err := k8s.Create(ctx, claim(ns, "data-orders-0", nil)); err != nil {
+		t.Fatal(err)
+	}
+	res, st = reconcileRestore(t, h, db)
 	wantCondition(t, res, metav1.ConditionFalse, "Restoring", "orders-restore started")
 	if st["phase"] != "Running" {
 		t.Errorf("status.restore = %v, want Running", st)
@@ -115,10 +128,7 @@ func TestRestore_Lifecycle(t *testing.T) {
 		t.Fatalf("no new restore Job after the failed one was deleted (err %v)", err)
 	}
 
-	// The StatefulSet made the claim; the Job's script reported the dump.
-	if err := k8s.Create(ctx, claim(ns, "data-orders-0", nil)); err != nil {
-		t.Fatal(err)
-	}
+	// The Job's script reported the dump.
 	reportFromJob(t, k8s, j, "shop-20261129T020000Z.dump")
 	done := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	finish(t, k8s, j, true, done)
@@ -174,6 +184,37 @@ func TestRestore_NeverOverData(t *testing.T) {
 	var jobs batchv1.JobList
 	if err := k8s.List(ctx, &jobs, client.InNamespace(db.GetNamespace())); err != nil || len(jobs.Items) != 0 {
 		t.Errorf("%d Jobs (err %v), want none", len(jobs.Items), err)
+	}
+}
+
+// TestRestore_ClaimLostAfterTheJob: the claim a finished restore loaded was
+// deleted before rudder recorded it. The hook says so and how to restore
+// again, and returns no error: the release must go on to make a new claim.
+func TestRestore_ClaimLostAfterTheJob(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	h := &Restore{Client: k8s, Reader: k8s}
+	db := newDatabase(t, k8s, restoreSpec("latest"))
+	ns := db.GetNamespace()
+	data := claim(ns, "data-orders-0", nil)
+	for _, c := range []*corev1.PersistentVolumeClaim{claim(ns, "shop-backup", nil), data} {
+		if err := k8s.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcileRestore(t, h, db)
+	var j batchv1.Job
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "orders-restore"}, &j); err != nil {
+		t.Fatal(err)
+	}
+	finish(t, k8s, &j, true, time.Now())
+	if err := k8s.Delete(ctx, data); err != nil {
+		t.Fatal(err)
+	}
+	res, st := reconcileRestore(t, h, db)
+	wantCondition(t, res, metav1.ConditionFalse, "RestoreLost", "delete the Job to restore again")
+	if st["phase"] != "Failed" {
+		t.Errorf("status.restore = %v, want Failed", st)
 	}
 }
 
