@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,8 +95,8 @@ func setUp() error {
 	if _, err := run("kubectl", "apply", "-f", filepath.Join(root, "config", "crd", "bases")); err != nil {
 		return fmt.Errorf("installing the CRDs: %w", err)
 	}
-	if _, err := run("kubectl", "wait", "--for=condition=Established", "--timeout=120s", "crd/"+crdName); err != nil {
-		return fmt.Errorf("waiting for CRD %s to be Established: %w", crdName, err)
+	if err := waitEstablished(crdName, 2*time.Minute); err != nil {
+		return err
 	}
 
 	if logDir, err = os.MkdirTemp("", "rudder-e2e-"); err != nil {
@@ -115,3 +116,20 @@ const (
 	readyTimeout    = 2 * time.Minute
 	shutdownTimeout = 30 * time.Second
 )
+
+// waitEstablished waits for the CRD name to be Established. kubectl wait
+// fails at once on a CRD whose status has no conditions yet, as one just
+// created may have: this asks until the condition is there.
+func waitEstablished(name string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := run("kubectl", "get", "crd", name, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+		if err == nil && strings.TrimSpace(out) == "True" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waiting for CRD %s to be Established: saw %q after %s (err %w)", name, out, timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
