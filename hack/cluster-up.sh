@@ -227,7 +227,7 @@ EOF
 # with --enable-crds=Stage, from the API). We join stages of the kwok module, read
 # from the Go module cache at run time, into one multi-document file: node and
 # pod "fast" (Ready at once) and the node status heartbeat that goes with kwok's
-# node Leases.
+# node Leases; then rudder's own stages in hack/kwok (Helm test pods complete).
 write_kwok_stages() {
   local version dir tmp file
   version=$(<"$BIN/.stamps/kwok")
@@ -239,7 +239,8 @@ write_kwok_stages() {
   rmdir "$tmp"
   [[ -d $dir/kustomize/stage/node/fast ]] || fail "kwok $version module has no kustomize/stage/node/fast (looked in '$dir')"
   : >"$CLUSTER/kwok-stages.yaml"
-  for file in "$dir"/kustomize/stage/node/{fast,heartbeat-with-lease}/*.yaml "$dir"/kustomize/stage/pod/fast/*.yaml; do
+  for file in "$dir"/kustomize/stage/node/{fast,heartbeat-with-lease}/*.yaml "$dir"/kustomize/stage/pod/fast/*.yaml \
+    "$ROOT"/hack/kwok/*.yaml; do
     [[ $(basename "$file") == kustomization.yaml ]] && continue
     { echo "---"; cat "$file"; } >>"$CLUSTER/kwok-stages.yaml"
   done

@@ -34,6 +34,10 @@ const usage = `Usage:
   rudder reconcile <kind>/<name> [-n NAMESPACE] [--wait 2m]
                                                       ask rudder to reconcile the resource now and wait
                                                       until a reconcile has seen it (--wait 0: do not wait)
+  rudder test <kind>/<name> [-n NAMESPACE] [--wait 6m]
+                                                      run the chart's tests on the deployed revision, as
+                                                      helm test does, and wait for the result (--wait 0:
+                                                      do not wait); fails when a test fails
   rudder manifests [--watches-file watches.yaml] [--output-dir config/crd/bases] [--check]
                                                       generate each kind's CRD from its chart (make manifests)
   rudder bundle [--version 0.1.0] [--image rudder:latest] [--output-dir bundle] [--check]
@@ -59,13 +63,13 @@ func Run(ctx context.Context, args []string, out io.Writer, config *rest.Config)
 	namespace := fs.String("n", "", "namespace (default: the kubeconfig context's)")
 	fs.StringVar(namespace, "namespace", "", "namespace")
 	to := fs.Int("to", 0, "revision to roll back to")
-	wait := fs.Duration("wait", -1, "wait this long for the rollback to be deployed, or the reconcile to run")
+	wait := fs.Duration("wait", -1, "wait this long for the rollback to be deployed, the reconcile or the tests to run")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file")
 	target, flags := splitTarget(rest)
 	if err := fs.Parse(flags); err != nil {
 		return fmt.Errorf("%w\n%s", err, usage)
 	}
-	if cmd != "history" && cmd != "rollback" && cmd != "reconcile" {
+	if cmd != "history" && cmd != "rollback" && cmd != "reconcile" && cmd != "test" {
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}
 	kind, name, ok := strings.Cut(target, "/")
@@ -85,6 +89,12 @@ func Run(ctx context.Context, args []string, out io.Writer, config *rest.Config)
 			*wait = 2 * time.Minute
 		}
 		return c.reconcile(ctx, out, obj, *wait)
+	}
+	if cmd == "test" {
+		if *wait < 0 {
+			*wait = 6 * time.Minute // the default test.timeout, and a reconcile's start
+		}
+		return c.test(ctx, out, obj, *wait)
 	}
 	*wait = max(*wait, 0)
 	release := strings.ToLower(obj.GetKind()) + "-" + obj.GetName()

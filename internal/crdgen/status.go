@@ -72,7 +72,7 @@ func commonStatus(kind string) map[string]apiextensionsv1.JSONSchemaProps {
 			Required: []string{"count", "valuesDigest", "chartDigest"},
 			Properties: map[string]apiextensionsv1.JSONSchemaProps{
 				"count":        integer("", "Failed tries in a row."),
-				"reason":       str("Reason of the last failure (InstallFailed, UpgradeFailed, RollbackFailed, RemediationFailed)."),
+				"reason":       str("Reason of the last failure (InstallFailed, UpgradeFailed, RollbackFailed, RemediationFailed, TestFailed)."),
 				"message":      str("Error of the last failure."),
 				"last":         date("When the last try failed."),
 				"valuesDigest": str("Digest of the values the tries were made with."),
@@ -99,6 +99,8 @@ func commonStatus(kind string) map[string]apiextensionsv1.JSONSchemaProps {
 		},
 		"lastHandledReconcileAt": str("The value of the rudder.dev/reconcile-requested-at annotation that the last " +
 			"reconcile saw: once it equals the annotation, a reconcile asked for that way has run."),
+		"lastHandledTestAt": str("The value of the rudder.dev/test-requested-at annotation whose chart tests last ran: " +
+			"once it equals the annotation, the tests asked for that way have run (see the Tested condition)."),
 		"history": {
 			Type:        "array",
 			Description: "The release's stored revisions, newest first, at most the kind's maxHistory, as `helm history` shows them.",
@@ -114,6 +116,15 @@ func commonStatus(kind string) map[string]apiextensionsv1.JSONSchemaProps {
 					"appVersion":   str("The chart's appVersion."),
 					"valuesDigest": str("Digest of the values the revision was made with."),
 					"description":  str(`Helm's description of the revision ("Install complete", "Upgrade complete", or the error).`),
+					"test": {
+						Type:        "object",
+						Description: "The last run of the revision's chart tests (helm.sh/hook: test), when they ran.",
+						Required:    []string{"result"},
+						Properties: map[string]apiextensionsv1.JSONSchemaProps{
+							"result":    {Type: "string", Enum: enumOf("Passed", "Failed"), Description: "Passed when every test succeeded."},
+							"completed": date("When the run ended."),
+						},
+					},
 				},
 			}},
 		},

@@ -24,6 +24,7 @@ type HistoryEntry struct {
 	AppVersion   string       `json:"appVersion,omitempty"`
 	ValuesDigest string       `json:"valuesDigest,omitempty"`
 	Description  string       `json:"description,omitempty"`
+	Test         *HistoryTest `json:"test,omitempty"`
 }
 
 func entryOf(rel *helm.Release) HistoryEntry {

@@ -215,13 +215,14 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.failures.forget(key)
 	r.noticed.forget(key)
 	r.states.forget(key)
+	r.tested.forget(key)
 	r.revisions.prune(types.NamespacedName{Namespace: key.Namespace, Name: r.Watch.ReleaseName(key.Name)}, nil)
 }
 
 // entries counts what memory holds per custom resource and release, across
 // every map: the rudder_reconciler_entries gauge.
 func (r *Reconciler) entries() int {
-	return r.expect.len() + r.written.len() + r.failures.len() + r.noticed.len() + r.states.len() + r.revisions.len()
+	return r.expect.len() + r.written.len() + r.failures.len() + r.noticed.len() + r.states.len() + r.revisions.len() + r.tested.len()
 }
 
 func (e *expectations) len() int {

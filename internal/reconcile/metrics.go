@@ -205,7 +205,7 @@ func (c *kindCollector) Collect(ch chan<- prometheus.Metric) {
 // no increase).
 func (r *Reconciler) initSeries() {
 	kind := r.Watch.GVK.Kind
-	for _, action := range []string{"install", "upgrade", "rollback", "uninstall"} {
+	for _, action := range []string{"install", "upgrade", "rollback", "uninstall", "test"} {
 		for _, res := range []string{"success", "failure"} {
 			helmSeconds.WithLabelValues(kind, action, res)
 		}

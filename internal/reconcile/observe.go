@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/values"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -40,6 +41,12 @@ type observation struct {
 
 	warnDrift bool      // the kind's driftDetection mode is warn
 	drift     *[]string // in warn mode, the objects that differ, once compared
+
+	awaitingTest bool          // the kind's test.enable tests the deployed revision once Ready
+	testRun      *helm.TestRun // this reconcile's run of the chart tests
+	testNotRun   string        // why a test request could not be answered
+	testHandled  string        // the AnnotationTestRequestedAt value this reconcile answered
+	lastTest     string        // the message of this process's last test run of the release
 }
 
 // outcome is what a Helm action of this reconcile did, for the Released
@@ -73,6 +80,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	if err != nil {
 		return nil, err
 	}
+	o.lastTest = r.tested.overlay(o.key, hist)
 	o.history = hist
 	now := r.now()
 	o.facts.caughtUp = r.expect.caughtUp(o.key, hist, now)
@@ -119,6 +127,8 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	}
 	if !o.facts.deleting {
 		o.facts.stalled = r.stalled(ctx, o)
+		o.facts.testFailed = testsFailed(o.facts, r.Watch.Test)
+		o.awaitingTest = r.Watch.Test.Enable && awaitsTest(o.facts)
 	}
 	return o, nil
 }

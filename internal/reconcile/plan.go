@@ -79,6 +79,7 @@ type facts struct {
 	ours              *storage.Revision // newest revision rudder wrote, nil when none
 	previous          *storage.Revision // newest revision deployed before `deployed`, nil when none
 	stalled           bool              // `deployed` did not become Ready within remediation.readinessTimeout
+	testFailed        bool              // `deployed` failed its chart tests, which the kind counts (test.enable)
 	remediationFailed bool              // a rollback remediating `want` failed: try no other
 
 	// dependsErr holds back an install or upgrade: a resource named by the
@@ -142,7 +143,7 @@ func planRelease(f facts) step {
 	case f.deployed != nil && heldAfterRemediation(f):
 		return stepNone // held on the rollback made after `want` failed
 	case f.deployed != nil && writtenByRudder(f.deployed) && digestsOf(f.deployed) == f.want:
-		if f.stalled && remediationTarget(f) != nil {
+		if (f.stalled || f.testFailed) && remediationTarget(f) != nil {
 			return stepRemediate
 		}
 		return stepNone

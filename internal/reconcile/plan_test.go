@@ -111,6 +111,9 @@ func TestPlan(t *testing.T) {
 		{name: "retry strategy: attempts exhausted, hold", f: facts{caughtUp: true, remediation: retry, want: v2, latest: rev(3, "failed", v2), deployed: rev(1, "deployed", v1), failures: 3}, want: stepHold},
 		{name: "not Ready in time, rollback: back to the previous revision", f: facts{caughtUp: true, remediation: rollback, stalled: true, want: v2, latest: rev(2, "deployed", v2), deployed: rev(2, "deployed", v2), previous: rev(1, "superseded", v1)}, want: stepRemediate},
 		{name: "not Ready in time, rollback, no previous revision", f: facts{caughtUp: true, remediation: rollback, stalled: true, want: v2, latest: rev(1, "deployed", v2), deployed: rev(1, "deployed", v2)}, want: stepNone},
+		{name: "failed its tests, rollback: back to the previous revision", f: facts{caughtUp: true, remediation: rollback, testFailed: true, want: v2, latest: rev(2, "deployed", v2), deployed: rev(2, "deployed", v2), previous: rev(1, "superseded", v1)}, want: stepRemediate},
+		{name: "failed its tests, rollback, no previous revision: held", f: facts{caughtUp: true, remediation: rollback, testFailed: true, want: v2, latest: rev(1, "deployed", v2), deployed: rev(1, "deployed", v2)}, want: stepNone},
+		{name: "failed its tests, retry: left serving", f: facts{caughtUp: true, remediation: retry, testFailed: true, want: v2, latest: rev(2, "deployed", v2), deployed: rev(2, "deployed", v2), previous: rev(1, "superseded", v1)}, want: stepNone},
 		{name: "not Ready in time, retry: left serving", f: facts{caughtUp: true, remediation: retry, stalled: true, want: v2, latest: rev(2, "deployed", v2), deployed: rev(2, "deployed", v2), previous: rev(1, "superseded", v1)}, want: stepNone},
 		{name: "rolled back after a failure: held", f: facts{caughtUp: true, remediation: rollback, want: v2, latest: rev(3, "deployed", v1), deployed: remediating(rev(3, "deployed", v1), v2), previous: rev(2, "superseded", v2)}, want: stepNone},
 		{name: "rolled back after a failure, spec changed: upgrade", f: facts{caughtUp: true, remediation: rollback, want: c2, latest: rev(3, "deployed", v1), deployed: remediating(rev(3, "deployed", v1), v2)}, want: stepUpgrade},
@@ -137,5 +140,37 @@ func TestPlan(t *testing.T) {
 				t.Errorf("plan() = %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTestsFailed: only a failed run of the revision rudder made for the
+// wanted spec counts, and only when the kind's test.enable is set without
+// ignoreFailures.
+func TestTestsFailed(t *testing.T) {
+	v1 := digests{values: "v1", chart: "c1"}
+	v2 := digests{values: "v2", chart: "c1"}
+	tested := func(r *storage.Revision, result string) *storage.Revision {
+		r.Labels[LabelTest] = result
+		return r
+	}
+	on := watches.Test{Enable: true}
+	tests := []struct {
+		name string
+		f    facts
+		t    watches.Test
+		want bool
+	}{
+		{"failed, enabled", facts{want: v1, deployed: tested(rev(1, "deployed", v1), TestFailed)}, on, true},
+		{"passed, enabled", facts{want: v1, deployed: tested(rev(1, "deployed", v1), TestPassed)}, on, false},
+		{"not tested yet", facts{want: v1, deployed: rev(1, "deployed", v1)}, on, false},
+		{"failed, tests run on request only", facts{want: v1, deployed: tested(rev(1, "deployed", v1), TestFailed)}, watches.Test{}, false},
+		{"failed, ignoreFailures", facts{want: v1, deployed: tested(rev(1, "deployed", v1), TestFailed)}, watches.Test{Enable: true, IgnoreFailures: true}, false},
+		{"failed, but the spec changed since", facts{want: v2, deployed: tested(rev(1, "deployed", v1), TestFailed)}, on, false},
+		{"nothing deployed", facts{want: v1}, on, false},
+	}
+	for _, tt := range tests {
+		if got := testsFailed(tt.f, tt.t); got != tt.want {
+			t.Errorf("%s: testsFailed = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -81,6 +81,7 @@ type Reconciler struct {
 	written     writes
 	states      states
 	noticed     noticed
+	tested      testedRuns
 }
 
 // Reconcile observes one custom resource and its release, runs one step and

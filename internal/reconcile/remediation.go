@@ -14,7 +14,7 @@ import (
 
 // remediationTarget returns the revision a rollback remediating the wanted
 // spec goes back to, nil when the kind's policy or the history allows none:
-// for a revision not Ready in time, the one deployed before it; for failed
+// for a revision not Ready in time or failing its tests, the one deployed before it; for failed
 // upgrade attempts, the deployed one, and only when the last attempt stored a
 // revision (which may have changed objects; a render error changed nothing).
 // One failed remediation ends remediation for these digests.
@@ -22,7 +22,7 @@ func remediationTarget(f facts) *storage.Revision {
 	if f.remediation.Strategy != watches.StrategyRollback || f.remediationFailed || f.deployed == nil {
 		return nil
 	}
-	if f.stalled {
+	if f.stalled || f.testFailed {
 		return f.previous
 	}
 	if l := f.latest; l != nil && l.Status == "failed" && l.Number > f.deployed.Number && digestsOf(l) == f.want {
@@ -112,6 +112,8 @@ func (r *Reconciler) remediate(ctx context.Context, o *observation) (ctrl.Result
 	if f.stalled {
 		why = fmt.Sprintf("revision %d was not Ready within %s of its deploy: %s", f.deployed.Number,
 			r.Watch.Remediation.ReadinessTimeout, o.health.message)
+	} else if f.testFailed {
+		why = testFailure(o)
 	}
 	desc := truncate(fmt.Sprintf("Rollback to %d: %s", target.Number, why), 400)
 	hc, err := r.Helm.For(o.release.Namespace)

@@ -83,7 +83,9 @@ func (c *revisions) entry(h *helm.Getter, key types.NamespacedName, rev storage.
 		c.entries[key][rev.UID] = e
 		c.mu.Unlock()
 	}
-	e.Status = rev.Status // the status changes (superseded, failed); the rest never does
+	// The status changes (superseded, failed), and a test run labels the
+	// revision; the rest never changes.
+	e.Status, e.Test = rev.Status, testOf(rev)
 	return e, nil
 }
 

@@ -65,6 +65,8 @@ func (r *Reconciler) helmRollback(ctx context.Context, o *observation, hc *helm.
 	labels[LabelHolder] = r.Holder
 	labels[LabelRevision] = next
 	labels[LabelRollbackAs] = "null"
+	// A new revision is not tested yet, whatever revision `to` was.
+	labels[LabelTest], labels[LabelTestedAt] = "null", "null"
 	started := time.Now()
 	rel, err := hc.Rollback(ctx, o.release.Name, helm.RollbackOptions{
 		To: to, MaxHistory: r.Watch.MaxHistory, Labels: labels, Description: desc,

@@ -33,8 +33,10 @@ type Status struct {
 	Failures           *FailureStatus `json:"failures,omitempty"`
 	Published          []string       `json:"published,omitempty"` // the chart's status keys (AnnotationStatusKey)
 	// The AnnotationReconcileRequestedAt value the reconcile that wrote this saw.
-	LastHandledReconcileAt string             `json:"lastHandledReconcileAt,omitempty"`
-	Conditions             []metav1.Condition `json:"conditions,omitempty"`
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+	// The AnnotationTestRequestedAt value whose test run was last answered.
+	LastHandledTestAt string             `json:"lastHandledTestAt,omitempty"`
+	Conditions        []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ReleaseStatus describes the deployed revision (the newest one when none is
@@ -63,7 +65,7 @@ type FailureStatus struct {
 }
 
 // ownedKeys are the keys of .status that Status writes, removed when unset.
-var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "failures", "published", "lastHandledReconcileAt"}
+var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "failures", "published", "lastHandledReconcileAt", "lastHandledTestAt"}
 
 // writeStatus computes status from o and patches it onto the custom resource,
 // unless nothing changed.
@@ -154,6 +156,10 @@ func mergePatch(current, next map[string]any) map[string]any {
 func computeStatus(o *observation, prev Status, now time.Time) Status {
 	gen := o.obj.GetGeneration()
 	st := Status{ObservedGeneration: prev.ObservedGeneration, Conditions: prev.Conditions, Release: releaseStatus(o)}
+	st.LastHandledTestAt = prev.LastHandledTestAt
+	if o.testHandled != "" {
+		st.LastHandledTestAt = o.testHandled
+	}
 	if actedOn(o) {
 		st.ObservedGeneration = gen
 	}
@@ -179,6 +185,11 @@ func computeStatus(o *observation, prev Status, now time.Time) Status {
 		set(*c)
 	} else {
 		meta.RemoveStatusCondition(&st.Conditions, ConditionOutOfBand)
+	}
+	if c := testedCondition(o); c != nil {
+		set(*c)
+	} else if prev := meta.FindStatusCondition(st.Conditions, ConditionTested); prev != nil && prev.Reason == ReasonTestPending {
+		meta.RemoveStatusCondition(&st.Conditions, ConditionTested) // the revision awaiting its tests is gone
 	}
 	switch c := driftCondition(o); {
 	case c != nil:
@@ -372,6 +383,9 @@ func readiness(o *observation, hooks []metav1.Condition) metav1.Condition {
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonReadinessTimeout
 		c.Message = fmt.Sprintf("Revision %d was not Ready within remediation.readinessTimeout %s: %s",
 			o.facts.deployed.Number, o.facts.remediation.ReadinessTimeout, h.message)
+	case o.facts.testFailed:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonTestFailed
+		c.Message = testFailure(o)
 	case o.facts.deployed != nil && heldAfterRemediation(o.facts):
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonRemediated
 		c.Message = fmt.Sprintf("%s; its objects: %s", remediatedMessage(o), h.summary())
@@ -404,6 +418,8 @@ func phase(o *observation, rel, rdy metav1.Condition) (string, string) {
 		return PhasePending, "Waiting for the release to be installed"
 	case rdy.Status == metav1.ConditionTrue:
 		return PhaseRunning, o.health.summary()
+	case rdy.Reason == ReasonTestFailed:
+		return PhaseFailed, rdy.Message
 	case rdy.Reason == ReasonWaitingForHook:
 		return PhaseDeploying, rdy.Message
 	case o.facts.deployed.Number == 1:

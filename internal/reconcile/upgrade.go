@@ -27,7 +27,7 @@ func (r *Reconciler) upgrade(ctx context.Context, o *observation) (ctrl.Result, 
 		failed:    ReasonUpgradeFailed,
 		phase:     PhaseUpdating,
 		// A rollback's labels stay with the rollback.
-		clear: []string{LabelRollbackTo, LabelRollbackGeneration, LabelFailedValuesDigest, LabelFailedChartDigest, LabelReady},
+		clear: []string{LabelRollbackTo, LabelRollbackGeneration, LabelFailedValuesDigest, LabelFailedChartDigest, LabelReady, LabelTest, LabelTestedAt},
 		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
 			return c.Upgrade(ctx, s)
 		},

@@ -37,6 +37,7 @@ type fields struct {
 	OutOfBand               *string
 	DriftDetection          *driftFields
 	ValuesFrom              []valuesfrom.Source
+	Test                    *testFields
 }
 
 // targets maps each field name, as spelled in a watches file, to where its value is decoded.
@@ -57,6 +58,7 @@ func (f *fields) targets() map[string]any {
 		"outOfBand":               &f.OutOfBand,
 		"driftDetection":          &f.DriftDetection,
 		"valuesFrom":              &f.ValuesFrom,
+		"test":                    &f.Test,
 	}
 }
 
@@ -97,6 +99,7 @@ func (e *entry) build(raw json.RawMessage, resolve resolveChart) Watch {
 		OutOfBand:   e.outOfBand(f.OutOfBand),
 		Drift:       e.drift(f.DriftDetection),
 		ValuesFrom:  e.valuesFrom(f.ValuesFrom),
+		Test:        e.test(f.Test),
 	}
 	w.ChartFS, w.ChartDir = e.chart(f.Chart, resolve)
 	return w

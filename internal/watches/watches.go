@@ -67,6 +67,8 @@ type Watch struct {
 	// ValuesFrom are ConfigMap and Secret keys every resource of the kind takes values from, in its own
 	// namespace, before its own sources (annotation valuesfrom.Annotation) and its spec. Nil when absent.
 	ValuesFrom []valuesfrom.Source
+	// Test says how the chart's tests run (test). Default: on request only, within DefaultTestTimeout.
+	Test Test
 }
 
 // Load reads the watches file name inside fsys, validates every entry and loads every chart. Chart paths are

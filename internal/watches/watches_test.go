@@ -184,6 +184,16 @@ func TestLoad(t *testing.T) {
 			},
 		},
 		{
+			name: "test",
+			fsys: fsWith(webApp + "  test:\n    enable: true\n    timeout: 90s\n    ignoreFailures: true\n"),
+			check: func(t *testing.T, got []watches.Watch) {
+				want := watches.Test{Enable: true, Timeout: 90 * time.Second, IgnoreFailures: true}
+				if got[0].Test != want {
+					t.Errorf("Test = %+v, want %+v", got[0].Test, want)
+				}
+			},
+		},
+		{
 			name: "remediation given in part takes the defaults for the rest",
 			fsys: fsWith(webApp + "  remediation:\n    readinessTimeout: \"0\"\n"),
 			check: func(t *testing.T, got []watches.Watch) {
@@ -192,7 +202,7 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name: "nulls take the defaults",
-			fsys: fsWith(webApp + "  maxHistory: null\n  selector: null\n  watchDependentResources: null\n  remediation: null\n  outOfBand: null\n"),
+			fsys: fsWith(webApp + "  maxHistory: null\n  selector: null\n  watchDependentResources: null\n  remediation: null\n  outOfBand: null\n  test: null\n"),
 			check: func(t *testing.T, got []watches.Watch) {
 				checkDefaults(t, got[0])
 			},
@@ -283,6 +293,9 @@ func checkDefaults(t *testing.T, w watches.Watch) {
 	}
 	if w.OutOfBand != watches.OutOfBandRevert {
 		t.Errorf("OutOfBand = %q, want the default revert", w.OutOfBand)
+	}
+	if want := (watches.Test{Timeout: watches.DefaultTestTimeout}); w.Test != want {
+		t.Errorf("Test = %+v, want the default %+v", w.Test, want)
 	}
 	if w.Selector == nil || !w.Selector.Empty() {
 		t.Errorf("Selector = %v, want everything", w.Selector)
@@ -554,6 +567,18 @@ func TestLoad_Errors(t *testing.T) {
 			yaml:       webApp + "  driftDetection:\n    mode: Warn\n",
 			wantFields: []string{"driftDetection.mode"},
 			want:       []string{`"Warn" is not one of enabled, warn, disabled`, "case sensitive", "default enabled"},
+		},
+		{
+			name:       "test timeout not a positive duration",
+			yaml:       webApp + "  test:\n    enable: true\n    timeout: five\n",
+			wantFields: []string{"test.timeout"},
+			want:       []string{`"five" is not a duration`, `such as "90s" or "5m"`},
+		},
+		{
+			name:       "test timeout zero",
+			yaml:       webApp + "  test:\n    timeout: 0s\n",
+			wantFields: []string{"test.timeout"},
+			want:       []string{`"0s" is not positive`, "leave the field out for 5m0s"},
 		},
 		{
 			name:       "ignore path not a JSON pointer",

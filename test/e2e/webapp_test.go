@@ -43,6 +43,19 @@ type webAppStatus struct {
 	Conditions         []metav1.Condition `json:"conditions"`
 	// LastHandledReconcileAt echoes rudder.dev/reconcile-requested-at.
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt"`
+	// LastHandledTestAt echoes rudder.dev/test-requested-at once its tests ran.
+	LastHandledTestAt string         `json:"lastHandledTestAt"`
+	History           []historyEntry `json:"history"`
+}
+
+// historyEntry is one revision in status.history.
+type historyEntry struct {
+	Revision int    `json:"revision"`
+	Status   string `json:"status"`
+	Test     *struct {
+		Result    string       `json:"result"`
+		Completed *metav1.Time `json:"completed"`
+	} `json:"test"`
 }
 
 type releaseStatus struct {

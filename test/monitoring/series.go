@@ -21,7 +21,7 @@ var targetLabels = []string{"job", "instance", "namespace", "pod", "service", "e
 // Closed sets of label values, as rudder and controller-runtime write them.
 var (
 	releaseStates = []string{"none", "deployed", "failed", "pending", "paused", "rolled_back", "out_of_band"}
-	helmActions   = []string{"install", "upgrade", "rollback", "uninstall"}
+	helmActions   = []string{"install", "upgrade", "rollback", "uninstall", "test"}
 	outcomes      = []string{"success", "failure"}
 	hooks         = []string{"password", "backup", "restore", "version", "volume"}
 	// controller_runtime_reconcile_total's result.
