@@ -18,14 +18,36 @@ import (
 // reconcile.AnnotationReconcileRequestedAt set to the time) and, with wait,
 // waits until the resource's status says a reconcile has seen that request.
 func (c *conn) reconcile(ctx context.Context, out io.Writer, obj *unstructured.Unstructured, wait time.Duration) error {
+	return c.ask(ctx, out, obj, request{annotation: reconcile.AnnotationReconcileRequestedAt, handled: "lastHandledReconcileAt",
+		what: "reconcile", late: "no reconcile saw the request"},
+		wait, func(p *printer, ref string) error {
+			phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
+			message, _, _ := unstructured.NestedString(obj.Object, "status", "message")
+			p.printf("%s: reconciled; phase %s: %s\n", ref, phase, message)
+			return p.err
+		})
+}
+
+// request is something asked of rudder through an annotation whose value,
+// a new time, a status field echoes once it is done.
+type request struct {
+	annotation, handled string // the annotation, and the status field that echoes it
+	what                string // what is asked, as "reconcile" in "reconcile requested"
+	late                string // what a wait that ran out says, as "no reconcile saw the request"
+}
+
+// ask sets req's annotation on obj to the time and, with wait, waits until
+// obj's status echoes it; then answered reports on obj, read again.
+func (c *conn) ask(ctx context.Context, out io.Writer, obj *unstructured.Unstructured, req request, wait time.Duration,
+	answered func(p *printer, ref string) error) error {
 	token := time.Now().UTC().Format(time.RFC3339Nano)
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, reconcile.AnnotationReconcileRequestedAt, token)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, req.annotation, token)
 	if err := c.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("asking for a reconcile: %w", err)
+		return fmt.Errorf("asking for a %s: %w", req.what, err)
 	}
 	p := &printer{w: out}
 	ref := strings.ToLower(obj.GetKind()) + "/" + obj.GetName()
-	p.printf("%s: reconcile requested (annotation %s=%s)\n", ref, reconcile.AnnotationReconcileRequestedAt, token)
+	p.printf("%s: %s requested (annotation %s=%s)\n", ref, req.what, req.annotation, token)
 	if wait == 0 {
 		return p.err
 	}
@@ -35,15 +57,12 @@ func (c *conn) reconcile(ctx context.Context, out io.Writer, obj *unstructured.U
 		if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
-		if handled, _, _ := unstructured.NestedString(obj.Object, "status", "lastHandledReconcileAt"); handled == token {
-			phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")
-			message, _, _ := unstructured.NestedString(obj.Object, "status", "message")
-			p.printf("%s: reconciled; phase %s: %s\n", ref, phase, message)
-			return p.err
+		if handled, _, _ := unstructured.NestedString(obj.Object, "status", req.handled); handled == token {
+			return answered(p, ref)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("no reconcile saw the request within %s: is rudder running? see kubectl describe %s", wait, ref)
+			return fmt.Errorf("%s within %s: is rudder running? see kubectl describe %s", req.late, wait, ref)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
