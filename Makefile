@@ -20,6 +20,7 @@ BENCH_TIMEOUT ?= 240m
 # make bundle: the release the OLM bundle describes, and the manager image it installs.
 VERSION ?= 0.1.0
 IMG     ?= rudder:latest
+KUSTOMIZE_DIR ?= config/default
 
 # make bench: how many WebApps of how many replicas (test/bench reads both).
 RUDDER_BENCH_WEBAPPS  ?= 1000
@@ -58,18 +59,18 @@ bundle: ## Generate the OLM bundle in bundle/ from config/ and the README for VE
 ##@ Deploy
 
 .PHONY: deploy
-deploy: tools ## Deploy rudder (config/default, image IMG) to the cluster of KUBECONFIG and wait for it to roll out.
-	IMG=$(IMG) hack/deploy.sh deploy
+deploy: tools ## Deploy rudder (config/default, or KUSTOMIZE_DIR=config/shards; image IMG) to the cluster of KUBECONFIG and wait for it to roll out.
+	IMG=$(IMG) KUSTOMIZE_DIR=$(KUSTOMIZE_DIR) hack/deploy.sh deploy
 
 .PHONY: undeploy
 undeploy: tools ## Remove what deploy applied, except the CRDs (UNDEPLOY_CRDS=true removes them and every custom resource).
-	IMG=$(IMG) hack/deploy.sh undeploy
+	IMG=$(IMG) KUSTOMIZE_DIR=$(KUSTOMIZE_DIR) hack/deploy.sh undeploy
 
 ##@ Local cluster
 
 .PHONY: cluster-up
-cluster-up: tools ## Start a local control plane with kwok nodes; writes bin/cluster/kubeconfig.
-	hack/cluster-up.sh
+cluster-up: tools ## Start a local control plane with kwok nodes; writes bin/cluster/kubeconfig (FEATURE_GATES=ShardedListAndWatch=true: the API server filters shards).
+	RUDDER_FEATURE_GATES=$(FEATURE_GATES) hack/cluster-up.sh
 
 .PHONY: cluster-down
 cluster-down: ## Stop the local control plane started by cluster-up and remove its state.

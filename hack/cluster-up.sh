@@ -55,6 +55,10 @@ KUBECONFIG_FILE=$CLUSTER/kubeconfig
 # Written last, after the probe Deployment became ready: a cluster without it is
 # a failed or interrupted start and is not reported as running.
 READY_MARKER=$CLUSTER/ready
+# kube-apiserver's --feature-gates, e.g. ShardedListAndWatch=true (make cluster-up
+# FEATURE_GATES=...): rudder's shards then have the API server filter their lists
+# and watches. Recorded at the start, so that a --restart keeps them.
+FEATURE_GATES_FILE=$CLUSTER/feature-gates
 
 # Start order; hack/cluster-down.sh stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
@@ -276,6 +280,8 @@ start_etcd() {
 }
 
 start_apiserver() {
+  local gates
+  gates=$(cat "$FEATURE_GATES_FILE" 2>/dev/null || true)
   # TaintNodesByCondition is disabled: it puts node.kubernetes.io/not-ready on
   # every new node until the node-lifecycle controller sees it Ready; kwok nodes
   # are Ready at once, so they are schedulable at once. Pods tolerate a NotReady
@@ -304,7 +310,8 @@ start_apiserver() {
     --disable-admission-plugins=TaintNodesByCondition \
     --default-not-ready-toleration-seconds=30 \
     --default-unreachable-toleration-seconds=30 \
-    --allow-privileged=true
+    --allow-privileged=true \
+    ${gates:+--feature-gates="$gates"}
 }
 
 start_controller_manager() {
@@ -527,6 +534,7 @@ main() {
   generate_pki
   write_credentials
   write_kwok_stages
+  echo "${RUDDER_FEATURE_GATES:-}" >"$FEATURE_GATES_FILE"
 
   start_etcd
   start_apiserver
@@ -541,7 +549,7 @@ main() {
   probe
 
   touch "$READY_MARKER"
-  log "cluster ready in $((SECONDS - begin))s: $NODE_COUNT kwok nodes x $PODS_PER_NODE pods, API https://127.0.0.1:$APISERVER_PORT"
+  log "cluster ready in $((SECONDS - begin))s: $NODE_COUNT kwok nodes x $PODS_PER_NODE pods, API https://127.0.0.1:$APISERVER_PORT${RUDDER_FEATURE_GATES:+, feature gates $RUDDER_FEATURE_GATES}"
   print_export
 }
 

@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Deploys rudder to the cluster of KUBECONFIG, or removes it.
 #
-# Usage: hack/deploy.sh deploy     apply config/default with the image IMG
-#                                  (default rudder:latest) and wait for the
-#                                  Deployment to roll out
+# Usage: hack/deploy.sh deploy     apply config/default (or KUSTOMIZE_DIR, such
+#                                  as config/shards) with the image IMG (default
+#                                  rudder:latest) and wait for its Deployments
+#                                  to roll out
 #        hack/deploy.sh undeploy   delete what deploy applied except the CRDs
 #                                  (and so the custom resources); with
 #                                  UNDEPLOY_CRDS=true, the CRDs too
 #
-# kubectl's built-in kustomize builds config/default through an overlay under
+# kubectl's built-in kustomize builds KUSTOMIZE_DIR through an overlay under
 # bin/ that sets the image, so that config/ is never edited by a deploy.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KUBECTL=${KUBECTL:-$ROOT/bin/kubectl}
 IMG=${IMG:-rudder:latest}
+KUSTOMIZE_DIR=${KUSTOMIZE_DIR:-config/default}
 OVERLAY=$ROOT/bin/deploy
 
 fail() {
@@ -22,7 +24,7 @@ fail() {
   exit 1
 }
 
-# write_overlay: a kustomization over config/default whose image is IMG,
+# write_overlay: a kustomization over KUSTOMIZE_DIR whose image is IMG,
 # split into name and tag (or digest) the way kustomize's images field wants.
 write_overlay() {
   local name=$IMG tag="" digest=""
@@ -38,7 +40,7 @@ write_overlay() {
     echo "apiVersion: kustomize.config.k8s.io/v1beta1"
     echo "kind: Kustomization"
     echo "resources:"
-    echo "  - ../../config/default"
+    echo "  - ../../$KUSTOMIZE_DIR"
     echo "images:"
     echo "  - name: rudder"
     echo "    newName: $name"
@@ -50,10 +52,13 @@ write_overlay() {
 deploy() {
   write_overlay
   "$KUBECTL" apply -k "$OVERLAY"
-  "$KUBECTL" -n operators rollout status deployment/my-operator --timeout="${ROLLOUT_TIMEOUT:-3m}"
+  local d
+  for d in $("$KUBECTL" -n operators get deployments -l app.kubernetes.io/name=rudder -o name); do
+    "$KUBECTL" -n operators rollout status "$d" --timeout="${ROLLOUT_TIMEOUT:-3m}"
+  done
 }
 
-# undeploy: everything of config/default carries app.kubernetes.io/part-of=rudder
+# undeploy: everything of KUSTOMIZE_DIR carries app.kubernetes.io/part-of=rudder
 # except the CRDs, which belong to the users' resources as much as to rudder.
 undeploy() {
   write_overlay

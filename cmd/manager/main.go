@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,9 @@ func main() {
 	flag.StringVar(&opts.LogLevel, "log-level", "info", "debug, info, error, or a verbosity number")
 	flag.StringVar(&opts.LogLevel, "zap-log-level", "info", "the same as --log-level (operator-sdk's name)")
 	flag.StringVar(&opts.LogFormat, "log-format", "json", "json (deployed) or console (development)")
+	flag.IntVar(&opts.Shard.Count, "shards", envInt("RUDDER_SHARDS", 1), "number of shards the namespaces are split into, one manager (and its standbys) each; also $RUDDER_SHARDS")
+	flag.IntVar(&opts.Shard.Index, "shard", envInt("RUDDER_SHARD", 0), "the shard this manager serves, 0 to --shards minus 1; also $RUDDER_SHARD")
+	flag.StringVar(&opts.WatchLabelSelector, "watch-label-selector", "", "serve only the custom resources this label selector selects, e.g. team=payments (Flux's flag)")
 	devel := flag.Bool("zap-devel", false, "development logs: console format, and debug level unless --log-level says otherwise (operator-sdk's flag)")
 	flag.Parse()
 	opts.KubeAPIQPS = float32(*qps)
@@ -55,6 +59,21 @@ func namespaces(env string) []string {
 		}
 	}
 	return out
+}
+
+// envInt reads the integer in environment variable name, or def when unset.
+// A malformed value is reported and stops the program.
+func envInt(name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rudder: $%s=%q is not a whole number\n", name, v)
+		os.Exit(2)
+	}
+	return n
 }
 
 // flagSet says whether the command line set flag name.

@@ -22,7 +22,7 @@ func TestGenerate_Errors(t *testing.T) {
 		{
 			name: "a kind the bundle cannot carry",
 			spoil: func(t *testing.T, config string) {
-				editFile(t, filepath.Join(config, "manager", "manager.yaml"), "kind: Namespace", "kind: LimitRange")
+				editFile(t, filepath.Join(config, "namespace", "namespace.yaml"), "kind: Namespace", "kind: LimitRange")
 			},
 			want: "LimitRange operators: the bundle cannot carry this kind",
 		},

@@ -38,6 +38,8 @@ const usage = `Usage:
                                                       run the chart's tests on the deployed revision, as
                                                       helm test does, and wait for the result (--wait 0:
                                                       do not wait); fails when a test fails
+  rudder shard-of --shards M NAMESPACE...             the shard of M that owns each namespace (--shard of
+                                                      the manager), and how many each shard gets
   rudder manifests [--watches-file watches.yaml] [--output-dir config/crd/bases] [--check]
                                                       generate each kind's CRD from its chart (make manifests)
   rudder bundle [--version 0.1.0] [--image rudder:latest] [--output-dir bundle] [--check]
@@ -57,6 +59,9 @@ func Run(ctx context.Context, args []string, out io.Writer, config *rest.Config)
 	}
 	if cmd == "bundle" {
 		return runBundle(rest, out)
+	}
+	if cmd == "shard-of" {
+		return runShardOf(rest, out)
 	}
 	fs := flag.NewFlagSet("rudder "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rudder-operator/rudder/internal/manager"
+	"github.com/rudder-operator/rudder/internal/shard"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
@@ -181,5 +182,29 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestRun_ShardOf(t *testing.T) {
+	var out strings.Builder
+	if err := Run(context.Background(), []string{"shard-of", "--shards", "2", "payments", "orders"}, &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			rows[f[0]] = f[1]
+		}
+	}
+	for _, ns := range []string{"payments", "orders"} {
+		if want := fmt.Sprint(shard.Of(ns, 2).Index); rows[ns] != want {
+			t.Errorf("namespace %s: shard %q, want %s; output %q", ns, rows[ns], want, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "# shard 1") {
+		t.Errorf("output %q lacks the count of shard 1", out.String())
+	}
+	if err := Run(context.Background(), []string{"shard-of", "payments"}, &out, nil); err == nil || !strings.Contains(err.Error(), "--shards") {
+		t.Errorf("without --shards: error %v, want one naming --shards", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -49,7 +50,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	log.Info("Starting rudder", "watches", watchesSource(opts), "namespaces", opts.Namespaces)
+	log.Info("Starting rudder", "watches", watchesSource(opts), "namespaces", opts.Namespaces, "shard", opts.Shard.String())
 	return mgr.Start(ctx)
 }
 
@@ -73,25 +74,60 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
+	if err := opts.Shard.Check(); err != nil {
+		return nil, err
+	}
+	selected, err := labelSelector(opts.WatchLabelSelector)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// This process's Lease first: the probe of sharded lists looks for it.
+	holder := holderID()
+	lease, err := acquireLease(cs, leaseNamespace(opts), holder, opts.HolderLease)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("Holding this process's Lease: pending revisions labeled with its holder are left alone while it lives",
+		"holder", holder, "lease", leaseNamespace(opts)+"/"+liveness.Name(holder))
+	newInformer, err := shardInformers(cs, opts.Shard, leaseNamespace(opts), liveness.Name(holder), log)
+	if err != nil {
+		return nil, err
+	}
+	var leaderLock resourcelock.Interface // nil: controller-runtime's, unused without leader election
+	if opts.LeaderElection {
+		if leaderLock, err = newReshardLock(cs, opts.Shard, leaseNamespace(opts), leaderElectionID(opts.Shard), holder); err != nil {
+			return nil, err
+		}
+	}
 	namespaces := map[string]cache.Config{}
 	for _, ns := range opts.Namespaces {
 		namespaces[ns] = cache.Config{}
 	}
+	// Every cache holds only this shard's namespaces (package shard).
+	cacheOptions := func(o cache.Options) cache.Options {
+		o.DefaultNamespaces, o.NewInformer = namespaces, newInformer
+		return o
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme.Scheme,
-		Logger:                        log,
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
-		HealthProbeBindAddress:        opts.ProbeAddr,
-		PprofBindAddress:              opts.PprofAddr,
-		LeaderElection:                opts.LeaderElection,
-		LeaderElectionID:              "rudder.rudder.dev",
-		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
-		LeaderElectionReleaseOnCancel: true,
-		GracefulShutdownTimeout:       &opts.GracefulShutdown,
-		Cache: cache.Options{
-			DefaultNamespaces: namespaces,
-			DefaultTransform:  cache.TransformStripManagedFields(),
-		},
+		Scheme:                              scheme.Scheme,
+		Logger:                              log,
+		Metrics:                             metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:              opts.ProbeAddr,
+		PprofBindAddress:                    opts.PprofAddr,
+		LeaderElection:                      opts.LeaderElection,
+		LeaderElectionID:                    leaderElectionID(opts.Shard),
+		LeaderElectionNamespace:             opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel:       true,
+		LeaderElectionResourceLockInterface: leaderLock,
+		GracefulShutdownTimeout:             &opts.GracefulShutdown,
+		Cache: cacheOptions(cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject:         selectedKinds(ws, selected),
+		}),
 		// Custom resources and the objects of releases are read as
 		// unstructured objects; read them from the cache too.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
@@ -99,9 +135,9 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	store, err := storage.NewCache(cfg, cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultNamespaces: namespaces,
-	})
+	store, err := storage.NewCache(cfg, cacheOptions(cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -111,18 +147,18 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err := mgr.Add(warmCache{store}); err != nil {
 		return nil, err
 	}
-	dependents, err := owner.NewCache(cfg, cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultNamespaces: namespaces,
-	})
+	dependents, err := owner.NewCache(cfg, cacheOptions(cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
+	}))
 	if err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(warmCache{dependents}); err != nil {
 		return nil, err
 	}
-	sources, err := valuesfrom.NewCache(cfg, cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultNamespaces: namespaces,
-	})
+	sources, err := valuesfrom.NewCache(cfg, cacheOptions(cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -137,19 +173,14 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
-	if err != nil {
-		return nil, err
-	}
 	recorder, err := newRecorder(mgr, cs, mgr.GetScheme())
 	if err != nil {
 		return nil, fmt.Errorf("starting the event recorder: %w", err)
 	}
-	holder := holderID()
-	holders, err := holdLease(mgr, cs, leaseNamespace(opts), holder, opts.HolderLease)
-	if err != nil {
+	if err := mgr.Add(lease); err != nil {
 		return nil, err
 	}
+	holders := &liveness.Checker{Leases: cs.CoordinationV1(), Namespace: leaseNamespace(opts)}
 	kinds := make(depends.Kinds, len(ws))
 	for i, w := range ws {
 		kinds[i] = w.GVK
@@ -216,17 +247,14 @@ func loadWatches(file string) ([]watches.Watch, error) {
 	return watches.Load(rudder.Files, rudder.WatchesFile)
 }
 
-// holdLease takes this process's Lease (package liveness), renewed while the
-// manager runs, and returns the checker of other processes' Leases.
-func holdLease(mgr ctrl.Manager, cs kubernetes.Interface, ns, holder string, d time.Duration) (*liveness.Checker, error) {
+// acquireLease takes this process's Lease (package liveness), which the
+// manager renews while it runs once added to it.
+func acquireLease(cs kubernetes.Interface, ns, holder string, d time.Duration) (*liveness.Lease, error) {
 	lease := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: ns, Holder: holder, Duration: d, Renew: d / 3}
 	if err := lease.Acquire(context.Background()); err != nil {
 		return nil, err
 	}
-	if err := mgr.Add(lease); err != nil {
-		return nil, err
-	}
-	return &liveness.Checker{Leases: cs.CoordinationV1(), Namespace: ns}, nil
+	return lease, nil
 }
 
 // leaseNamespace is where the processes' Leases live: the leader election's

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/liveness"
+	"github.com/rudder-operator/rudder/internal/shard"
 )
 
 // Options configure a manager. The zero value of every field means its default.
@@ -42,6 +43,14 @@ type Options struct {
 	// Namespaces limits rudder to these namespaces (WATCH_NAMESPACE); default:
 	// all namespaces.
 	Namespaces []string
+	// Shard makes this manager one of several, each owning the namespaces
+	// of its hash range (package shard), with its own leader Lease. Default:
+	// one shard owning every namespace.
+	Shard shard.Shard
+	// WatchLabelSelector limits rudder to the custom resources it selects
+	// (Flux's --watch-label-selector), filtered by the API server. Default:
+	// every resource.
+	WatchLabelSelector string
 	// LogLevel is debug, info, error or a number of verbosity; default info.
 	LogLevel string
 	// LogFormat is json or console; default json.

@@ -38,6 +38,12 @@ func Root() (string, error) {
 // Start starts envtest with the CRDs of config/crd/bases and of extraCRDDirs
 // (relative to the repository root). Stop it with env.Stop.
 func Start(extraCRDDirs ...string) (*envtest.Environment, *rest.Config, error) {
+	return StartWithGates("", extraCRDDirs...)
+}
+
+// StartWithGates is Start with kube-apiserver's --feature-gates set to gates
+// (such as "ShardedListAndWatch=true"); "" leaves them at their defaults.
+func StartWithGates(gates string, extraCRDDirs ...string) (*envtest.Environment, *rest.Config, error) {
 	root, err := Root()
 	if err != nil {
 		return nil, nil, err
@@ -56,6 +62,9 @@ func Start(extraCRDDirs ...string) (*envtest.Environment, *rest.Config, error) {
 		BinaryAssetsDirectory: assets,
 		CRDDirectoryPaths:     dirs,
 		ErrorIfCRDPathMissing: true,
+	}
+	if gates != "" {
+		env.ControlPlane.GetAPIServer().Configure().Append("feature-gates", gates)
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -394,6 +394,36 @@ func createNamespace(t *testing.T, ns string) {
 	t.Cleanup(func() { deleteNamespace(t, ns) })
 }
 
+// createNamespaces is createNamespace for several namespaces, deleted all at
+// once when the test ends: one after the other takes as many times longer.
+func createNamespaces(t *testing.T, nss ...string) {
+	t.Helper()
+	for _, ns := range nss {
+		if _, private := privateNamespaces.Load(ns); !private && !slices.Contains(sharedNamespaces, ns) {
+			t.Fatalf("no operator watches namespace %s: add it to sharedNamespaces, or give the test its own (privateOperator)", ns)
+		}
+	}
+	logManagerOnFailure(t)
+	deleteNamespaces(t, nss...)
+	for _, ns := range nss {
+		kubectl(t, "create", "namespace", ns)
+	}
+	t.Cleanup(func() { deleteNamespaces(t, nss...) })
+}
+
+// deleteNamespaces deletes nss together and waits until they are gone, each
+// as deleteNamespace does when that fails.
+func deleteNamespaces(t *testing.T, nss ...string) {
+	t.Helper()
+	args := append(append([]string{"delete", "namespace"}, nss...), "--ignore-not-found", "--wait=true", "--timeout=2m")
+	if _, err := run("kubectl", args...); err == nil {
+		return
+	}
+	for _, ns := range nss {
+		deleteNamespace(t, ns)
+	}
+}
+
 // deleteNamespace deletes ns and waits until it is gone; custom resources
 // whose finalizer rudder did not remove have it removed by hand, and the test
 // fails.
