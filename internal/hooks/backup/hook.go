@@ -175,13 +175,23 @@ func (h *Hook) ensureCronJob(ctx context.Context, obj *unstructured.Unstructured
 	return nil
 }
 
-// backupNow runs the backup requested by annotation value req, once: the
-// Job's name comes from req.
+// backupNow runs the backup requested by annotation value req, once: a Job
+// that carries req already ran it. The Job's name, "<name>-now-<hash of
+// req>", fits a Job's 63 characters for the longest Database name (44).
 func (h *Hook) backupNow(ctx context.Context, obj *unstructured.Unstructured, s spec, req string) error {
+	var jobs batchv1.JobList
+	if err := h.Reader.List(ctx, &jobs, client.InNamespace(s.namespace), client.MatchingLabels{LabelBackupOf: s.name}); err != nil {
+		return fmt.Errorf("listing backup Jobs: %w", err)
+	}
+	for _, j := range jobs.Items {
+		if j.Annotations[AnnotationBackupNow] == req {
+			return nil
+		}
+	}
 	sum := sha256.Sum256([]byte(req))
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: s.objectName() + "-now-" + hex.EncodeToString(sum[:])[:8], Namespace: s.namespace, Labels: s.labels(),
+			Name: s.name + "-now-" + hex.EncodeToString(sum[:])[:8], Namespace: s.namespace, Labels: s.labels(),
 			Annotations:     map[string]string{AnnotationBackupNow: req},
 			OwnerReferences: []metav1.OwnerReference{ownerOf(obj)},
 		},

@@ -231,6 +231,27 @@ func TestHook_ReportsJobOutcomesAndBacksUpOnRequest(t *testing.T) {
 	}
 }
 
+// TestHook_BackupNowOfTheLongestName: a Database of the longest name the CRD
+// allows (44 characters) gets its requested backup: the Job's name fits.
+func TestHook_BackupNowOfTheLongestName(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	h := &Hook{Client: k8s, Reader: k8s}
+	db := newDatabase(t, k8s, dbSpec(true, "0 2 * * *"))
+	db.SetName(strings.Repeat("d", 44))
+	db.SetAnnotations(map[string]string{AnnotationBackupNow: "now"})
+	if _, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any)); err != nil {
+		t.Fatal(err)
+	}
+	var jobs batchv1.JobList
+	if err := k8s.List(ctx, &jobs, client.InNamespace(db.GetNamespace())); err != nil || len(jobs.Items) != 1 {
+		t.Fatalf("%d Jobs (err %v), want the requested one", len(jobs.Items), err)
+	}
+	if n := len(jobs.Items[0].Name); n > 63 {
+		t.Errorf("Job name %q has %d characters, more than 63", jobs.Items[0].Name, n)
+	}
+}
+
 func TestHook_Finalize(t *testing.T) {
 	ctx := context.Background()
 	k8s := kube(t)
