@@ -103,6 +103,8 @@ var badInputs = []badInput{
 		fails: admission, field: "spec.image", want: `spec.image in body should match '^\S+$'`},
 	{name: "image missing", kind: "WebApp", bad: map[string]any{"port": int64(8080)},
 		fails: admission, field: "spec.image", want: "Required value"},
+	{name: "test image with a space", kind: "WebApp", bad: with(webApp, map[string]any{"test": map[string]any{"image": "busybox: 1.36"}}),
+		fails: admission, field: "spec.test.image", want: `spec.test.image in body should match '^\S+$'`},
 	{name: "port out of range", kind: "WebApp", bad: with(webApp, map[string]any{"port": int64(70000)}),
 		fails: admission, field: "spec.port", want: "spec.port in body should be less than or equal to 65535"},
 	{name: "unknown imagePullPolicy", kind: "WebApp", bad: with(webApp, map[string]any{"imagePullPolicy": "Sometimes"}),

@@ -575,6 +575,12 @@ func TestLoad_Errors(t *testing.T) {
 			want:       []string{`"five" is not a duration`, `such as "90s" or "5m"`},
 		},
 		{
+			name:       "test enable not a boolean",
+			yaml:       webApp + "  test:\n    enable: yes please\n",
+			wantFields: []string{"test.enable"},
+			want:       []string{"got a string, want true or false"},
+		},
+		{
 			name:       "test timeout zero",
 			yaml:       webApp + "  test:\n    timeout: 0s\n",
 			wantFields: []string{"test.timeout"},
