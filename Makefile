@@ -91,8 +91,8 @@ test-unit: ## Run unit and integration tests (envtest on the binaries in bin/), 
 	cd test/monitoring && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-fuzz
-test-fuzz: ## Fuzz each target for 2s (make test's short run; make fuzz for longer).
-	FUZZTIME=2s hack/fuzz.sh -parallel 1
+test-fuzz: ## Fuzz each target for 3s (make test's short run; make fuzz for longer).
+	FUZZTIME=3s hack/fuzz.sh -parallel 1
 
 .PHONY: fuzz
 fuzz: ## Run each Go fuzz target for FUZZTIME (10s), one after another; go test runs their seeds already (hack/fuzz.sh).

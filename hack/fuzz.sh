@@ -14,12 +14,31 @@
 # testdata/fuzz/); this explores beyond it. An input that fails is written to
 # the package's testdata/fuzz/FuzzXxx/, where every later `go test` runs it:
 # fix the cause and keep the file. Stops at the first target that fails.
+#
+# Before it fuzzes, go test replays the target's cached corpus (the inputs
+# earlier runs found interesting, in $GOCACHE/fuzz/<package>/<target>, which
+# grows with every run) and fails with "context deadline exceeded" when that
+# replay outlasts FUZZTIME. So the cache keeps the newest FUZZ_CACHE_KEEP
+# inputs of each target (default 20; the seeds in f.Add and testdata/fuzz are
+# never touched): a short run then fuzzes instead of replaying.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FUZZTIME=${FUZZTIME:-10s}
 FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-5s}
+FUZZ_CACHE_KEEP=${FUZZ_CACHE_KEEP:-20}
 cd "$ROOT"
+FUZZ_CACHE=$(go env GOCACHE)/fuzz
+
+# prune_cache DIR NAME: keep the newest FUZZ_CACHE_KEEP cached inputs of target
+# NAME of the package in DIR.
+prune_cache() {
+  local d
+  d="$FUZZ_CACHE/$(go list "$1")/$2"
+  [[ -d $d ]] || return 0
+  find "$d" -maxdepth 1 -type f -printf '%T@ %p\n' | sort -rn | tail -n +$((FUZZ_CACHE_KEEP + 1)) |
+    cut -d' ' -f2- | xargs -r -d '\n' rm -f
+}
 
 # Each target as "<package dir> <function>", from the test files outside bin/,
 # hack/tools/ and testdata/.
@@ -35,6 +54,7 @@ mapfile -t targets < <(
 for target in "${targets[@]}"; do
   read -r dir name <<<"$target"
   echo "fuzz: $name ($dir) for $FUZZTIME"
+  prune_cache "$dir" "$name"
   go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "$@" "$dir"
 done
 echo "fuzz: ${#targets[@]} targets passed"
