@@ -285,10 +285,10 @@ start_apiserver() {
   # TaintNodesByCondition is disabled: it puts node.kubernetes.io/not-ready on
   # every new node until the node-lifecycle controller sees it Ready; kwok nodes
   # are Ready at once, so they are schedulable at once. Pods tolerate a NotReady
-  # or unreachable node for 30 s (not 300): kwok never marks a pod Ready again
-  # once the node-lifecycle controller marked it not ready, so pods recover from
-  # a node outage the way a real cluster's do after a long one, by eviction and
-  # rescheduling, and a test need not wait five minutes for that.
+  # or unreachable node for 30 s (not 300), so that pods recover from a node
+  # outage the way a real cluster's do after a long one, by eviction and
+  # rescheduling, and a test need not wait five minutes for that (a pod still
+  # there when its node is back is made ready again by hack/kwok's stage).
   # --endpoint-reconciler-type=none: since v1.37 the API server refuses to start
   # when it would publish a loopback address as the endpoint of the "kubernetes"
   # Service; no pod really runs here, so that Service needs no endpoints.
