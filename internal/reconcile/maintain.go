@@ -35,16 +35,8 @@ func (r *Reconciler) maintain(ctx context.Context, o *observation) (ctrl.Result,
 	r.assess(ctx, o, true)
 	r.reportDrift(o)
 	r.markReady(ctx, o)
-	switch {
-	case testRequested(o.obj) && r.tested.answered(o.key, o.obj.GetAnnotations()[AnnotationTestRequestedAt]):
-		// Answered, by a status write the cache does not show yet.
-		o.testHandled = o.obj.GetAnnotations()[AnnotationTestRequestedAt]
-	case r.testDue(o):
-		if err := r.test(ctx, o); err != nil {
-			return ctrl.Result{}, err
-		}
-	case testRequested(o.obj) && o.facts.latest.Number != o.facts.deployed.Number:
-		refuseTest(o)
+	if err := r.runTests(ctx, o); err != nil {
+		return ctrl.Result{}, err
 	}
 	res := ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}
 	if !o.health.ready && !r.Watch.WatchDependentResources {

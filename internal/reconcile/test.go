@@ -54,20 +54,29 @@ const (
 	TestFailed = "Failed"
 )
 
-// testDue reports whether the deployed revision's tests run in this
-// reconcile: on request (an AnnotationTestRequestedAt value not handled yet),
-// or once after a revision rudder made for the wanted spec is first Ready,
-// when the kind's test.enable is set. Helm tests the newest revision, so
-// only a newest revision that is deployed is tested.
-func (r *Reconciler) testDue(o *observation) bool {
-	d := o.facts.deployed
-	if d == nil || o.facts.latest == nil || o.facts.latest.Number != d.Number {
-		return false
+// runTests runs the deployed revision's tests when they are due: on request
+// (an AnnotationTestRequestedAt value not handled yet), or once after a
+// revision rudder made for the wanted spec is first Ready, when the kind's
+// test.enable is set. Helm tests the newest revision, so a request while the
+// newest one is not deployed is refused.
+//
+// Precondition: a deployed revision (maintain), assessed.
+func (r *Reconciler) runTests(ctx context.Context, o *observation) error {
+	token := o.obj.GetAnnotations()[AnnotationTestRequestedAt]
+	requested := testRequested(o.obj)
+	switch {
+	case requested && r.tested.answered(o.key, token):
+		o.testHandled = token // by a status write the cache does not show yet
+		return nil
+	case o.facts.latest.Number != o.facts.deployed.Number:
+		if requested {
+			refuseTest(o)
+		}
+		return nil
+	case requested || o.awaitingTest && o.health != nil && o.health.ready:
+		return r.test(ctx, o)
 	}
-	if testRequested(o.obj) {
-		return true
-	}
-	return r.Watch.Test.Enable && awaitsTest(o.facts) && o.health != nil && o.health.ready
+	return nil
 }
 
 // awaitsTest reports whether the deployed revision is one the kind's
@@ -114,7 +123,7 @@ func refuseTest(o *observation) {
 // test runs the deployed revision's chart tests and records the result on
 // it (LabelTest, LabelTestedAt), in the Tested condition and in an event.
 //
-// Precondition: testDue.
+// Precondition: runTests found the tests due.
 func (r *Reconciler) test(ctx context.Context, o *observation) error {
 	log := ctrl.LoggerFrom(ctx)
 	hc, err := r.Helm.For(o.release.Namespace)
