@@ -28,8 +28,13 @@ const acquiredLease = "Successfully acquired lease"
 // release pending.
 func TestFailover_StandbyTakesOver(t *testing.T) {
 	t.Parallel() // its own operators over its own namespace
-	const ns, before, after = "failover", 10, 5
-	args := []string{"--leader-elect", "--leader-election-namespace=" + ns}
+	const ns, leases, before, after = "failover", "failover-leases", 10, 5
+	// The Lease lives in a namespace deleted after the managers stop: in ns,
+	// the namespace's deletion would delete it, and a manager that loses its
+	// Lease exits before it has uninstalled the releases.
+	privateNamespaces.Store(leases, true)
+	createNamespaces(t, leases)
+	args := []string{"--leader-elect", "--leader-election-namespace=" + leases}
 	first := privateOperator(t, ns, args...)
 	second, err := startOperator(ns+"-standby", []string{ns}, args...)
 	t.Cleanup(func() {
@@ -74,7 +79,7 @@ func TestFailover_StandbyTakesOver(t *testing.T) {
 		images[a.name] = "nginx:1.22"
 	}
 	apps[0].waitServing(2, "nginx:1.22", 1)
-	lease := readLease(t, ns)
+	lease := readLease(t, leases)
 	leader.kill(t)
 	killed := time.Now()
 	t.Logf("leader killed; its last renewal %s, lease duration %ds", lease.Spec.RenewTime.Format(time.RFC3339Nano), *lease.Spec.LeaseDurationSeconds)

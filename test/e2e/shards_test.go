@@ -26,10 +26,15 @@ import (
 // the three shards still run: they wait, naming them, until those stop, and
 // then serve the namespaces as four shards, with no release left pending.
 func TestShards_SplitFailOverAndReshard(t *testing.T) {
-	t.Parallel()                   // its own operators over its own namespaces
-	const leases = "shards-leases" // the leader Leases; no WebApp lives here
+	t.Parallel() // its own operators over its own namespaces
+	// The leader Leases live in a namespace of their own, made first so that
+	// it is deleted last: managers that lose their Lease exit, and they must
+	// run until the WebApps' namespaces are gone, to uninstall the releases.
+	const leases = "shards-leases"
+	privateNamespaces.Store(leases, true)
+	createNamespaces(t, leases)
 	var ops []*operator
-	t.Cleanup(func() { // registered first, so it runs after the namespaces are gone
+	t.Cleanup(func() { // registered before the WebApps' namespaces: runs once they are gone
 		for _, o := range ops {
 			if o.cur != nil {
 				_ = o.cur.stop(shutdownTimeout)
@@ -37,10 +42,10 @@ func TestShards_SplitFailOverAndReshard(t *testing.T) {
 		}
 	})
 	nss := namespacesOfShards(3, 3)
-	for _, ns := range append([]string{leases}, nss...) {
+	for _, ns := range nss {
 		privateNamespaces.Store(ns, true)
 	}
-	createNamespaces(t, append([]string{leases}, nss...)...)
+	createNamespaces(t, nss...)
 	// start starts replicas managers of each of count shards, at once.
 	start := func(count, replicas int) []*operator {
 		var started []*operator
