@@ -25,6 +25,18 @@ KUSTOMIZE_DIR ?= config/default
 # make bench: how many WebApps of how many replicas (test/bench reads both).
 RUDDER_BENCH_WEBAPPS  ?= 1000
 RUDDER_BENCH_REPLICAS ?= 2
+# make bench-shards: how many WebApps of 1 replica in how many namespaces, and how many shards.
+RUDDER_BENCH_SHARD_WEBAPPS    ?= 10000
+RUDDER_BENCH_SHARD_NAMESPACES ?= 60
+RUDDER_BENCH_SHARDS           ?= 3
+
+# kwok_room exports the kwok nodes that give a cluster hack/e2e.sh starts room
+# for $(1) pods: nodes of 1000 pods (4000 past 15000 pods, as each node has a
+# /20 of a /16) and one spare. A running cluster with too little room gets
+# kwok nodes from the bench itself.
+kwok_room = per_node=1000; if (( $(1) > 15000 )); then per_node=4000; fi; \
+	nodes=$$(( ($(1) + per_node - 1) / per_node + 1 )); if (( nodes < 2 )); then nodes=2; fi; \
+	export RUDDER_KWOK_NODES=$${RUDDER_KWOK_NODES:-$$nodes} RUDDER_KWOK_PODS_PER_NODE=$${RUDDER_KWOK_PODS_PER_NODE:-$$per_node}
 
 ##@ General
 
@@ -104,15 +116,19 @@ test-e2e: tools build baseline ## Run end-to-end tests and the short benchmark o
 
 .PHONY: bench
 bench: tools build baseline ## Benchmark floor, baseline and rudder on the local cluster; writes docs/benchmarks.md (RUDDER_BENCH_WEBAPPS=1000, RUDDER_BENCH_COLUMNS).
-	@# A cluster this starts gets room for every pod: nodes of 1000 pods (4000
-	@# past 15000 pods, as each node has a /20 of a /16) and one spare. A running
-	@# cluster with too little room gets kwok nodes from the bench itself.
-	pods=$$(( $(RUDDER_BENCH_WEBAPPS) * $(RUDDER_BENCH_REPLICAS) )); \
-	per_node=1000; if (( pods > 15000 )); then per_node=4000; fi; \
-	nodes=$$(( (pods + per_node - 1) / per_node + 1 )); if (( nodes < 2 )); then nodes=2; fi; \
-	RUDDER_KWOK_NODES=$${RUDDER_KWOK_NODES:-$$nodes} RUDDER_KWOK_PODS_PER_NODE=$${RUDDER_KWOK_PODS_PER_NODE:-$$per_node} \
+	$(call kwok_room,$(RUDDER_BENCH_WEBAPPS) * $(RUDDER_BENCH_REPLICAS)); \
 	RUDDER_BENCH_WEBAPPS=$(RUDDER_BENCH_WEBAPPS) RUDDER_BENCH_REPLICAS=$(RUDDER_BENCH_REPLICAS) \
 	hack/e2e.sh $(BENCH_TIMEOUT) -tags bench -run '^$$' -bench '^BenchmarkColumns$$' -benchtime 1x -v ./test/bench/
+
+.PHONY: bench-shards
+bench-shards: tools build ## One manager against 3 shards at 10,000 WebApps in 60 namespaces, on a cluster whose API server filters shards and on one that does not; writes docs/benchmarks.md.
+	@if hack/cluster-up.sh --check >/dev/null 2>&1; then \
+	  echo "bench-shards starts a cluster for each filtering mode: stop the running one first (make cluster-down)"; exit 1; fi
+	$(call kwok_room,$(RUDDER_BENCH_SHARD_WEBAPPS)); \
+	export RUDDER_BENCH_SHARD_WEBAPPS=$(RUDDER_BENCH_SHARD_WEBAPPS) RUDDER_BENCH_SHARD_NAMESPACES=$(RUDDER_BENCH_SHARD_NAMESPACES) RUDDER_BENCH_SHARDS=$(RUDDER_BENCH_SHARDS); \
+	for gates in "" ShardedListAndWatch=true; do \
+	  RUDDER_FEATURE_GATES=$$gates hack/e2e.sh $(BENCH_TIMEOUT) -tags bench -run '^$$' -bench '^BenchmarkShards$$' -benchtime 1x -v ./test/bench/ || exit 1; \
+	done
 
 .PHONY: lint
 lint: ## gofmt, go vet, golangci-lint, helm lint and the chart gate (charts render with every sample; samples pass their CRDs).

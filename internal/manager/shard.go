@@ -25,9 +25,10 @@ type newInformerFunc = func(toolscache.ListerWatcher, runtime.Object, time.Durat
 // shard of several, one that keeps only the shard's namespaces, sending the
 // API server the shard's selector when it filters by it (found out with
 // shard.Probe and this process's Lease, lease in ns). It logs the mode.
+// Unsharded, the informers keep everything and count what they receive.
 func shardInformers(cs kubernetes.Interface, s shard.Shard, ns, lease string, log logr.Logger) (newInformerFunc, error) {
 	if !s.Sharded() {
-		return nil, nil // controller-runtime's default
+		return s.NewInformer(shard.ModeClient), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

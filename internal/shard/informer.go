@@ -24,31 +24,31 @@ const (
 // NewInformer returns a constructor of shared informers (controller-runtime's
 // cache.Options.NewInformer) whose lists and watches hold only s's objects:
 // in ModeServer they send s's selector, and in both modes they drop any
-// object of another shard, so a cache never holds one.
+// object of another shard, so a cache never holds one. Unsharded, they pass
+// everything and only count it (rudder_shard_objects_received_total).
 func (s Shard) NewInformer(mode Mode) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
 	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
-		if s.Sharded() {
-			lw = s.listWatch(toolscache.ToListerWatcherWithContext(lw), mode)
-		}
+		lw = s.listWatch(toolscache.ToListerWatcherWithContext(lw), mode, kindOf(obj))
 		return toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
 	}
 }
 
-func (s Shard) listWatch(lw toolscache.ListerWatcherWithContext, mode Mode) *toolscache.ListWatch {
+func (s Shard) listWatch(lw toolscache.ListerWatcherWithContext, mode Mode, kind string) *toolscache.ListWatch {
 	selector := s.Selector()
+	listed, watched := countersOf(kind, "list"), countersOf(kind, "watch")
 	return &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			if mode == ModeServer {
+			if mode == ModeServer && s.Sharded() {
 				opts.ShardSelector = selector
 			}
 			list, err := lw.ListWithContext(ctx, opts)
 			if err != nil {
 				return nil, err
 			}
-			return list, s.keepOwn(list)
+			return list, s.keepOwn(list, listed)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			if mode == ModeServer {
+			if mode == ModeServer && s.Sharded() {
 				opts.ShardSelector = selector
 			}
 			w, err := lw.WatchWithContext(ctx, opts)
@@ -59,7 +59,9 @@ func (s Shard) listWatch(lw toolscache.ListerWatcherWithContext, mode Mode) *too
 			// shards: dropping the others' events loses nothing of ours.
 			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 				if o, err := meta.Accessor(e.Object); err == nil && (e.Type == watch.Added || e.Type == watch.Modified || e.Type == watch.Deleted) {
-					return e, s.Owns(o.GetNamespace())
+					own := s.Owns(o.GetNamespace())
+					watched.add(own)
+					return e, own
 				}
 				return e, true // bookmarks and errors
 			}), nil
@@ -67,8 +69,12 @@ func (s Shard) listWatch(lw toolscache.ListerWatcherWithContext, mode Mode) *too
 	}
 }
 
-// keepOwn removes from list the items of other shards.
-func (s Shard) keepOwn(list runtime.Object) error {
+// keepOwn removes from list the items of other shards, counting both.
+func (s Shard) keepOwn(list runtime.Object, c counters) error {
+	if !s.Sharded() {
+		c.own.Add(float64(meta.LenList(list)))
+		return nil
+	}
 	items, err := meta.ExtractListWithAlloc(list)
 	if err != nil {
 		return err
@@ -77,6 +83,9 @@ func (s Shard) keepOwn(list runtime.Object) error {
 	for _, it := range items {
 		if o, err := meta.Accessor(it); err == nil && s.Owns(o.GetNamespace()) {
 			kept = append(kept, it)
+			c.add(true)
+		} else {
+			c.add(false)
 		}
 	}
 	if len(kept) == len(items) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,7 +15,7 @@ import (
 
 // TestListWatch_KeepsOwnNamespaces: a list and a watch hold only the shard's
 // namespaces, whatever the server sends, and carry the shard's selector to a
-// server that filters.
+// server that filters. It counts what it received, own and others'.
 func TestListWatch_KeepsOwnNamespaces(t *testing.T) {
 	s := Shard{Index: 1, Count: 3}
 	var pods []corev1.Pod
@@ -33,7 +34,7 @@ func TestListWatch_KeepsOwnNamespaces(t *testing.T) {
 				sent = append(sent, opts.ShardSelector)
 				return fw, nil
 			},
-		}), mode)
+		}), mode, "Pod-"+string(mode))
 		list, err := lw.ListWithContext(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -78,6 +79,12 @@ func TestListWatch_KeepsOwnNamespaces(t *testing.T) {
 		if got != own {
 			t.Errorf("%s: watch passed %d events, want the shard's %d", mode, got, own)
 		}
+		for _, source := range []string{"list", "watch"} {
+			c := countersOf("Pod-"+string(mode), source)
+			if own, others := testutil.ToFloat64(c.own), testutil.ToFloat64(c.others); own != float64(got) || others != float64(len(pods)-got) {
+				t.Errorf("%s: counted %v own and %v others' from %s, want %d and %d", mode, own, others, source, got, len(pods)-got)
+			}
+		}
 		want := ""
 		if mode == ModeServer {
 			want = s.Selector()
@@ -87,5 +94,36 @@ func TestListWatch_KeepsOwnNamespaces(t *testing.T) {
 				t.Errorf("%s: sent shard selector %q, want %q", mode, sel, want)
 			}
 		}
+	}
+}
+
+func TestKindOf(t *testing.T) {
+	meta := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "Secret"}}
+	for obj, want := range map[runtime.Object]string{&corev1.Service{}: "Service", meta: "Secret"} {
+		if got := kindOf(obj); got != want {
+			t.Errorf("kindOf(%T) = %q, want %q", obj, got, want)
+		}
+	}
+}
+
+// TestListWatch_Unsharded: one shard of all passes everything, sends no
+// selector, and counts what it received as its own.
+func TestListWatch_Unsharded(t *testing.T) {
+	pods := []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p"}}, {ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "p"}}}
+	lw := Shard{}.listWatch(toolscache.ToListerWatcherWithContext(&toolscache.ListWatch{
+		ListWithContextFunc: func(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			if opts.ShardSelector != "" {
+				t.Errorf("sent shard selector %q, want none", opts.ShardSelector)
+			}
+			return &corev1.PodList{Items: pods}, nil
+		},
+	}), ModeServer, "Pod-unsharded")
+	list, err := lw.ListWithContext(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := countersOf("Pod-unsharded", "list")
+	if n := len(list.(*corev1.PodList).Items); n != 2 || testutil.ToFloat64(c.own) != 2 || testutil.ToFloat64(c.others) != 0 {
+		t.Errorf("kept %d pods, counted %v own and %v others'; want 2, 2 and 0", n, testutil.ToFloat64(c.own), testutil.ToFloat64(c.others))
 	}
 }

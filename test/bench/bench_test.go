@@ -32,9 +32,39 @@ func BenchmarkColumns(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := writeDoc(filepath.Join(root, benchmarksDoc), out); err != nil {
+		if err := writeDoc(filepath.Join(root, benchmarksDoc), benchMarkers, out); err != nil {
 			b.Fatal(err)
 		}
 		fmt.Printf("bench: wrote the table into %s\n", benchmarksDoc)
+	}
+}
+
+// BenchmarkShards installs RUDDER_BENCH_SHARD_WEBAPPS WebApps (default
+// 10000) in RUDDER_BENCH_SHARD_NAMESPACES namespaces (default 60) under one
+// manager, then under RUDDER_BENCH_SHARDS shards (default 3), prints the
+// figures and writes them into docs/benchmarks.md in the section of the
+// cluster's filtering mode. No figure is asserted. `make bench-shards` runs
+// it once with the API server filtering and once without.
+func BenchmarkShards(b *testing.B) {
+	cfg, err := shardConfigFromEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	root, err := testenv.Root()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range b.N {
+		results, err := runShardBench(context.Background(), cfg)
+		out := shardSection(root, cfg, results, time.Now())
+		fmt.Println(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mode := results[len(results)-1].Mode
+		if err := writeDoc(filepath.Join(root, benchmarksDoc), shardMarkers(mode), out); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("bench-shards: wrote the mode %s section into %s\n", mode, benchmarksDoc)
 	}
 }

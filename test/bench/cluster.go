@@ -208,6 +208,11 @@ func newNamespace(ctx context.Context, c client.Client, column string) (string, 
 	return ns.Name, nil
 }
 
+// createNamespace creates namespace ns.
+func createNamespace(ctx context.Context, c client.Client, ns string) error {
+	return c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+}
+
 // deleteNamespaceNoWait starts the deletion of ns.
 func deleteNamespaceNoWait(ctx context.Context, c client.Client, ns string) error {
 	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}

@@ -6,6 +6,8 @@ import (
 )
 
 func TestSpliceGenerated(t *testing.T) {
+	m := markersOf("make bench")
+	beginMarker, endMarker := m.begin, m.end
 	generated := beginMarker + "\nNEW\n" + endMarker
 	tests := []struct {
 		name    string
@@ -24,10 +26,13 @@ func TestSpliceGenerated(t *testing.T) {
 			want: strings.TrimRight(newDoc, "\n") + "\n\n" + generated + "\n"},
 		{name: "refuses markers out of order", doc: endMarker + "\n" + beginMarker + "\n", wantErr: true},
 		{name: "refuses a lone end marker", doc: "x\n" + endMarker + "\n", wantErr: true},
+		{name: "keeps another generator's section",
+			doc:  beginMarker + "\nOLD\n" + endMarker + "\n\n" + markersOf("make bench-shards").begin + "\nS\n" + markersOf("make bench-shards").end + "\n",
+			want: generated + "\n\n" + markersOf("make bench-shards").begin + "\nS\n" + markersOf("make bench-shards").end + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := spliceGenerated(tt.doc, "NEW\n")
+			got, err := spliceGenerated(tt.doc, m, "NEW\n")
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}

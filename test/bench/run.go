@@ -124,9 +124,7 @@ func abandon(ctx context.Context, c client.Client, col *column, ns string) error
 		list.SetGroupVersionKind(col.gvk.GroupVersion().WithKind(col.gvk.Kind + "List"))
 		if err := c.List(ctx, list, client.InNamespace(ns)); err == nil {
 			patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
-			for i := range list.Items {
-				_ = c.Patch(ctx, &list.Items[i], patch)
-			}
+			_ = parallel(len(list.Items), clientWorkers, func(i int) error { return c.Patch(ctx, &list.Items[i], patch) })
 		}
 	}
 	return deleteNamespaceNoWait(ctx, c, ns)

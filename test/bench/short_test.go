@@ -38,3 +38,27 @@ func TestBenchShort(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchShardsShort runs the sharded benchmark at 30 WebApps in 6
+// namespaces, asserting only that both columns converged and that every
+// shard received objects of its own, so that it cannot rot.
+func TestBenchShardsShort(t *testing.T) {
+	cfg := shardConfig{N: 30, Namespaces: 6, Shards: 3, Image: "nginx:1.25"}
+	root, err := testenv.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := runShardBench(context.Background(), cfg)
+	fmt.Println(shardSection(root, cfg, results, time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 || len(results[1].Procs) != cfg.Shards {
+		t.Fatalf("want 2 columns, the second of %d processes; got %d columns", cfg.Shards, len(results))
+	}
+	for _, p := range results[1].Procs {
+		if p.Own == 0 {
+			t.Errorf("shard %s received nothing of its own", p.Shard)
+		}
+	}
+}

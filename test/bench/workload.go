@@ -196,6 +196,11 @@ const pollPeriod = 2 * time.Second
 // that took from start (so it may be late by up to pollPeriod). It fails
 // after timeout with the last state.
 func waitFor(ctx context.Context, start time.Time, timeout time.Duration, what string, ok check) (time.Duration, error) {
+	return waitForEvery(ctx, start, timeout, pollPeriod, what, ok)
+}
+
+// waitForEvery is waitFor polling every period.
+func waitForEvery(ctx context.Context, start time.Time, timeout, period time.Duration, what string, ok check) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	last := "not checked yet"
@@ -213,7 +218,7 @@ func waitFor(ctx context.Context, start time.Time, timeout time.Duration, what s
 		select {
 		case <-ctx.Done():
 			return 0, fmt.Errorf("%s: not done after %s: %s", what, timeout, last)
-		case <-time.After(pollPeriod):
+		case <-time.After(period):
 		}
 	}
 }

@@ -29,7 +29,7 @@ var (
 )
 
 // knownSeries holds every series rudder serves, by name: its own (internal/reconcile,
-// internal/helm, internal/hooks/backup) and those of controller-runtime
+// internal/helm, internal/hooks/backup, internal/shard) and those of controller-runtime
 // v0.25 and of the Prometheus client's Go and process collectors that the
 // dashboard or the alerts may use. A histogram is there as its _bucket, _sum
 // and _count series, which are what a scrape stores.
@@ -74,6 +74,8 @@ func known() map[string]Series {
 	plain("rudder_backup_schedule_interval_seconds", "namespace", "name")
 	plain("rudder_reconciler_entries", "kind", "group")
 	plain("rudder_release_decodes_total")
+	plain("rudder_shard_objects_received_total", "kind", "source", "own")
+	values("rudder_shard_objects_received_total", map[string][]string{"source": {"list", "watch"}, "own": {"true", "false"}})
 
 	// controller-runtime's, with controller = the kind.
 	plain("controller_runtime_reconcile_total", "controller", "result")
