@@ -222,11 +222,16 @@ func deleteNamespaceNoWait(ctx context.Context, c client.Client, ns string) erro
 // deleteNamespace deletes ns and waits until it is gone, so that the next
 // column finds the cluster as this one did.
 func deleteNamespace(ctx context.Context, c client.Client, ns string) error {
+	return deleteNamespaceWithin(ctx, c, ns, 10*time.Minute)
+}
+
+// deleteNamespaceWithin is deleteNamespace waiting at most timeout.
+func deleteNamespaceWithin(ctx context.Context, c client.Client, ns string, timeout time.Duration) error {
 	if err := deleteNamespaceNoWait(ctx, c, ns); err != nil {
 		return err
 	}
 	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-	_, err := waitFor(ctx, time.Now(), 10*time.Minute, "namespace "+ns+" deleted", func(ctx context.Context) (bool, string, error) {
+	_, err := waitFor(ctx, time.Now(), timeout, "namespace "+ns+" deleted", func(ctx context.Context) (bool, string, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
 		if client.IgnoreNotFound(err) != nil {
 			return false, "", err

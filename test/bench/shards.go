@@ -163,7 +163,7 @@ func runShardColumn(ctx context.Context, c client.Client, cfg shardConfig, bin, 
 	for i := range ops {
 		ops[i] = shardOperator(bin, logDir, shard.Shard{Index: i, Count: shards})
 	}
-	defer func() { err = errors.Join(err, cleanUpShardColumn(ctx, c, ops, nss)) }()
+	defer func() { err = errors.Join(err, cleanUpShardColumn(ctx, c, ops, nss, cfg.N)) }()
 	for _, ns := range nss {
 		if err := createNamespace(ctx, c, ns); err != nil {
 			return nil, err
@@ -284,8 +284,9 @@ func allRunning(ctx context.Context, c client.Client, nss []string, n int) (bool
 // cleanUpShardColumn stops the column's managers, then deletes its
 // namespaces with their WebApps' finalizers removed (uninstalling 10,000
 // releases is not what this bench measures) and waits until they are gone,
-// so that the next column finds the cluster as this one did.
-func cleanUpShardColumn(ctx context.Context, c client.Client, ops []*operator, nss []string) error {
+// so that the next column finds the cluster as this one did; n WebApps
+// take n×150 ms more than 10 minutes at most.
+func cleanUpShardColumn(ctx context.Context, c client.Client, ops []*operator, nss []string, n int) error {
 	start := time.Now()
 	var errs []error
 	for _, o := range ops {
@@ -296,8 +297,11 @@ func cleanUpShardColumn(ctx context.Context, c client.Client, ops []*operator, n
 	for _, ns := range nss {
 		errs = append(errs, abandon(ctx, c, &column{gvk: &rudderWebApp}, ns))
 	}
+	// The namespaces go together: the first takes about as long as all of
+	// them (at 10,000 WebApps, more than 10 minutes on two cores).
+	timeout := 10*time.Minute + time.Duration(n)*150*time.Millisecond
 	for _, ns := range nss {
-		errs = append(errs, deleteNamespace(ctx, c, ns))
+		errs = append(errs, deleteNamespaceWithin(ctx, c, ns, timeout))
 	}
 	fmt.Fprintf(os.Stderr, "bench-shards: %d namespaces deleted in %.1fs\n", len(nss), time.Since(start).Seconds())
 	return errors.Join(errs...)

@@ -13,20 +13,33 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/rudder-operator/rudder/internal/shard"
 )
 
+// Sizes of the shards test: RUDDER_E2E_SHARD_WEBAPPS WebApps in
+// RUDDER_E2E_SHARD_NAMESPACES namespaces (a multiple of 3). make test runs
+// the defaults, 9 in 9; the issue's scale is 3000 in 60.
+const (
+	envShardWebApps    = "RUDDER_E2E_SHARD_WEBAPPS"
+	envShardNamespaces = "RUDDER_E2E_SHARD_NAMESPACES"
+)
+
 // Issue 12: three shards of two managers each (leader election per shard)
-// over nine namespaces, three of each shard's. Every WebApp is released by a
-// manager of its namespace's shard, and no manager reconciles a resource of
-// another shard. The leader of shard 0 is SIGKILLed before a wave; its
-// standby does shard 0's part of it. Then four managers of four shards start while
-// the three shards still run: they wait, naming them, until those stop, and
-// then serve the namespaces as four shards, with no release left pending.
+// over namespaces split evenly among them. Every WebApp is released by a
+// manager of its namespace's shard; no manager reconciles, or keeps in its
+// reconciler, a resource of another shard. A wave starts and the leader of
+// shard 0 is SIGKILLed: its standby does shard 0's part of the wave. Then
+// four managers of four shards start while the three shards still run: they
+// wait, naming them, until those stop, and then serve the namespaces as four
+// shards, with no release left pending.
 func TestShards_SplitFailOverAndReshard(t *testing.T) {
 	t.Parallel() // its own operators over its own namespaces
+	webApps, namespaces := envSize(t, envShardWebApps, 9), envSize(t, envShardNamespaces, 9)
+	if namespaces%3 != 0 || webApps < namespaces {
+		t.Fatalf("%s=%d, %s=%d: want a multiple of 3 namespaces, and at least one WebApp in each", envShardWebApps, webApps, envShardNamespaces, namespaces)
+	}
 	// The leader Leases live in a namespace of their own, made first so that
 	// it is deleted last: managers that lose their Lease exit, and they must
 	// run until the WebApps' namespaces are gone, to uninstall the releases.
@@ -41,7 +54,7 @@ func TestShards_SplitFailOverAndReshard(t *testing.T) {
 			}
 		}
 	})
-	nss := namespacesOfShards(3, 3)
+	nss := namespacesOfShards(3, namespaces/3)
 	for _, ns := range nss {
 		privateNamespaces.Store(ns, true)
 	}
@@ -76,30 +89,22 @@ func TestShards_SplitFailOverAndReshard(t *testing.T) {
 	if mode == nil {
 		t.Fatalf("the manager logged no sharding mode:\n%s", three[0].cur.tail(40))
 	}
-	t.Logf("sharding mode: %s (the API server %s shard selectors)", mode[1], map[string]string{"server": "honors", "client": "ignores"}[mode[1]])
+	t.Logf("sharding mode: %s (the API server %s shard selectors); %d WebApps in %d namespaces",
+		mode[1], map[string]string{"server": "honors", "client": "ignores"}[mode[1]], webApps, namespaces)
 
-	var apps []*lcApp
-	for _, ns := range nss {
-		a := newApp(t, ns, "web")
-		a.create(map[string]any{"image": "nginx:1.21", "replicas": 1, "port": 80})
-		apps = append(apps, a)
-	}
-	for _, a := range apps {
-		a.waitServing(1, "nginx:1.21", 1)
-	}
+	apps := newFleet(t, nss, webApps)
+	apps.apply("nginx:1.21")
+	apps.waitConverged("nginx:1.21")
 	checkWrittenByShard(t, apps, three, 3)
 	checkReconciledOwnOnly(t, three, 3)
+	checkHeldOwnOnly(t, apps, three, 3, mode[1])
 
-	t.Log("the leader of shard 0 killed, then a wave: its standby does shard 0's part")
+	t.Log("a wave, and the leader of shard 0 killed in it: its standby does shard 0's part")
 	leader := leaderOf(t, three[:2])
+	apps.apply("nginx:1.22")
 	leader.kill(t)
 	killed := time.Now()
-	for _, a := range apps {
-		a.patch(`{"spec":{"image":"nginx:1.22"}}`)
-	}
-	for _, a := range apps {
-		eventuallyWithin(t, 2*time.Minute, "WebApp "+a.ns+"/"+a.name+" on nginx:1.22", func() error { return a.convergedOn("nginx:1.22") })
-	}
+	apps.waitConverged("nginx:1.22")
 	t.Logf("the wave finished %s after the kill (the leader Lease lasts 15s)", time.Since(killed).Round(time.Second))
 	live := slices.DeleteFunc(slices.Clone(three), func(o *operator) bool { return o == leader })
 	checkWrittenByShard(t, apps, live, 3)
@@ -127,14 +132,25 @@ func TestShards_SplitFailOverAndReshard(t *testing.T) {
 		})
 	}
 	t.Logf("the four shards lead %s after the three stopped", time.Since(stopped).Round(time.Second))
-	for _, a := range apps {
-		a.patch(`{"spec":{"image":"nginx:1.23"}}`)
-	}
-	for _, a := range apps {
-		eventuallyWithin(t, 2*time.Minute, "WebApp "+a.ns+"/"+a.name+" on nginx:1.23", func() error { return a.convergedOn("nginx:1.23") })
-	}
+	apps.apply("nginx:1.23")
+	apps.waitConverged("nginx:1.23")
 	checkWrittenByShard(t, apps, four, 4)
 	checkReconciledOwnOnly(t, four, 4)
+	checkHeldOwnOnly(t, apps, four, 4, mode[1])
+}
+
+// envSize reads a whole number of at least 1 from name; def when unset.
+func envSize(t *testing.T, name string, def int) int {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a whole number of at least 1", name, s)
+	}
+	return n
 }
 
 // namespacesOfShards returns per namespaces of each of count shards, with
@@ -173,36 +189,36 @@ func shardOf(o *operator) int {
 	return -1
 }
 
-// checkWrittenByShard checks that the newest revision of each app's release
-// is deployed and was written by a manager of ops serving the shard of count
-// that owns the app's namespace.
-func checkWrittenByShard(t *testing.T, apps []*lcApp, ops []*operator, count int) {
+// checkWrittenByShard checks that the newest revision of each release of
+// apps is deployed and was written by a manager of ops serving the shard of
+// count that owns its namespace.
+func checkWrittenByShard(t *testing.T, apps *fleet, ops []*operator, count int) {
 	t.Helper()
 	holders := map[string]int{}
 	for _, o := range ops {
 		holders[holderOf(t, o)] = shardOf(o)
 	}
-	for _, a := range apps {
-		var list corev1.SecretList
-		if _, err := getJSON(&list, "secrets", "-n", a.ns, "-l", "owner=helm,name="+a.release()); err != nil {
-			t.Fatal(err)
-		}
-		newest := corev1.Secret{}
-		for _, s := range list.Items {
-			if n, _ := strconv.Atoi(s.Labels["version"]); n > 0 && n >= atoi(newest.Labels["version"]) {
-				newest = s
+	revs, err := apps.newest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := 0
+	for ns, names := range apps.names {
+		want := shard.Of(ns, count).Index
+		for _, name := range names {
+			r := revs[ns+"/"+releaseName(name)]
+			if got, ok := holders[r.holder]; !ok || got != want || r.status != "deployed" {
+				if wrong++; wrong <= 5 {
+					t.Errorf("release %s/%s: newest revision %d is %q, written by %q (shard %d, known %v); want deployed, by shard %d of %d",
+						ns, releaseName(name), r.version, r.status, r.holder, got, ok, want, count)
+				}
 			}
 		}
-		want := shard.Of(a.ns, count).Index
-		holder := newest.Labels["rudder.dev/holder"]
-		if got, ok := holders[holder]; !ok || got != want || newest.Labels["status"] != "deployed" {
-			t.Errorf("release %s/%s: newest revision %s is %s, written by %q (shard %d, known %v); want deployed, by shard %d of %d",
-				a.ns, a.release(), newest.Labels["version"], newest.Labels["status"], holder, got, ok, want, count)
-		}
+	}
+	if wrong > 5 {
+		t.Errorf("and %d more releases like these", wrong-5)
 	}
 }
-
-func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // checkReconciledOwnOnly checks that each manager of ops reconciled only
 // resources of its shard's namespaces: each reconcile logs its planned step.
@@ -240,4 +256,59 @@ func leaderOf(t *testing.T, ops []*operator) *operator {
 		return fmt.Errorf("none of %d logged %q", len(ops), acquiredLease)
 	})
 	return leader
+}
+
+// checkHeldOwnOnly checks, from the metrics of each leading manager of ops,
+// that its reconciler holds the state of exactly the WebApps of its shard's
+// namespaces, and, when the API server filters (mode server), that it was
+// sent no object of another shard.
+func checkHeldOwnOnly(t *testing.T, apps *fleet, ops []*operator, count int, mode string) {
+	t.Helper()
+	for _, o := range ops {
+		if !strings.Contains(o.cur.tail(1<<20), acquiredLease) {
+			continue // a standby holds nothing
+		}
+		s := shardOf(o)
+		want := 0
+		for ns, names := range apps.names {
+			if shard.Of(ns, count).Index == s {
+				want += len(names)
+			}
+		}
+		families := scrape(t, o.cur.metricsAddr)
+		held := 0
+		for _, m := range families["rudder_release_state"].GetMetric() {
+			labels := labelsOf(m)
+			if labels["kind"] != "WebApp" {
+				continue
+			}
+			held++
+			if got := shard.Of(labels["namespace"], count).Index; got != s {
+				t.Errorf("%s (shard %d of %d) holds the state of WebApp %s/%s, of shard %d", o.name, s, count, labels["namespace"], labels["name"], got)
+			}
+		}
+		if held != want {
+			t.Errorf("%s (shard %d of %d) holds the state of %d WebApps, want its shard's %d", o.name, s, count, held, want)
+		}
+		var own, others float64
+		for _, m := range families["rudder_shard_objects_received_total"].GetMetric() {
+			if labelsOf(m)["own"] == "true" {
+				own += sampleValue(m)
+			} else {
+				others += sampleValue(m)
+			}
+		}
+		if mode == "server" && others > 0 {
+			t.Errorf("%s: the API server filters, yet sent it %v objects of other shards", o.name, others)
+		}
+		t.Logf("%s: holds %d WebApps (its shard's); received %.0f objects of its shard and %.0f of others (dropped)", o.name, held, own, others)
+	}
+}
+
+func labelsOf(m *dto.Metric) map[string]string {
+	labels := map[string]string{}
+	for _, l := range m.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	return labels
 }
