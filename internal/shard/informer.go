@@ -36,6 +36,7 @@ func (s Shard) NewInformer(mode Mode) func(toolscache.ListerWatcher, runtime.Obj
 func (s Shard) listWatch(lw toolscache.ListerWatcherWithContext, mode Mode, kind string) *toolscache.ListWatch {
 	selector := s.Selector()
 	listed, watched := countersOf(kind, "list"), countersOf(kind, "watch")
+	owns := s.owner()
 	return &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			if mode == ModeServer && s.Sharded() {
@@ -45,7 +46,7 @@ func (s Shard) listWatch(lw toolscache.ListerWatcherWithContext, mode Mode, kind
 			if err != nil {
 				return nil, err
 			}
-			return list, s.keepOwn(list, listed)
+			return list, s.keepOwn(list, owns, listed)
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			if mode == ModeServer && s.Sharded() {
@@ -59,7 +60,7 @@ func (s Shard) listWatch(lw toolscache.ListerWatcherWithContext, mode Mode, kind
 			// shards: dropping the others' events loses nothing of ours.
 			return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 				if o, err := meta.Accessor(e.Object); err == nil && (e.Type == watch.Added || e.Type == watch.Modified || e.Type == watch.Deleted) {
-					own := s.Owns(o.GetNamespace())
+					own := owns(o.GetNamespace())
 					watched.add(own)
 					return e, own
 				}
@@ -70,7 +71,7 @@ func (s Shard) listWatch(lw toolscache.ListerWatcherWithContext, mode Mode, kind
 }
 
 // keepOwn removes from list the items of other shards, counting both.
-func (s Shard) keepOwn(list runtime.Object, c counters) error {
+func (s Shard) keepOwn(list runtime.Object, owns func(namespace string) bool, c counters) error {
 	if !s.Sharded() {
 		c.own.Add(float64(meta.LenList(list)))
 		return nil
@@ -81,7 +82,7 @@ func (s Shard) keepOwn(list runtime.Object, c counters) error {
 	}
 	kept := items[:0]
 	for _, it := range items {
-		if o, err := meta.Accessor(it); err == nil && s.Owns(o.GetNamespace()) {
+		if o, err := meta.Accessor(it); err == nil && owns(o.GetNamespace()) {
 			kept = append(kept, it)
 			c.add(true)
 		} else {

@@ -77,13 +77,19 @@ func (s Shard) Selector() string {
 
 // Owns reports whether namespace is s's. A cluster-scoped object (namespace
 // "") belongs to the shard that owns "".
-func (s Shard) Owns(namespace string) bool {
+func (s Shard) Owns(namespace string) bool { return s.owner()(namespace) }
+
+// owner returns Owns with s's bounds computed once, for the informers,
+// which ask for every object they receive.
+func (s Shard) owner() func(namespace string) bool {
 	if !s.Sharded() {
-		return true
+		return func(string) bool { return true }
 	}
 	start, end := s.Range()
-	h := "0x" + sharding.HashField(namespace)
-	return !sharding.HexLess(h, start) && sharding.HexLess(h, end)
+	return func(namespace string) bool {
+		h := "0x" + sharding.HashField(namespace)
+		return !sharding.HexLess(h, start) && sharding.HexLess(h, end)
+	}
 }
 
 // Of returns the shard of count that owns namespace.
