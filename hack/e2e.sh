@@ -40,6 +40,23 @@ ensure_cluster() {
   "$ROOT/hack/cluster-up.sh"
 }
 
+# show_failures FILE: for each test that failed in the go test -v output FILE,
+# the last 30 lines it logged (first lines only): its failure message among
+# them. Printed last, so that a CI log cut to its tail still says why.
+show_failures() {
+  awk '
+    /^=== (RUN|CONT|NAME|PAUSE) / { test = $3; next }
+    /^[[:space:]]*--- FAIL: / { if (!($3 in failed)) order[++nfailed] = $3; failed[$3] = 1; next }
+    /^    [^ ].*\.go:[0-9]+: / { n[test]++; logged[test, n[test]] = $0 }
+    END {
+      for (f = 1; f <= nfailed; f++) {
+        t = order[f]
+        print "----- " t " failed; the last lines it logged -----"
+        for (i = (n[t] > 30 ? n[t] - 29 : 1); i <= n[t]; i++) print logged[t, i]
+      }
+    }' "$1"
+}
+
 # show_component_logs: the last 50 lines of each control-plane log.
 show_component_logs() {
   local file
@@ -67,14 +84,17 @@ main() {
   trap stop_started_cluster EXIT
   ensure_cluster
 
-  local status=0
+  local status=0 output
+  output=$(mktemp -t rudder-e2e-output.XXXXXX)
   KUBECONFIG=$CLUSTER/kubeconfig RUDDER_MANAGER_BIN=$ROOT/bin/manager RUDDER_BASELINE_BIN=$ROOT/bin/baseline \
-    go test -count=1 -timeout "$timeout" "${args[@]}" || status=$?
+    go test -count=1 -timeout "$timeout" "${args[@]}" 2>&1 | tee "$output" || status=$?
 
   if ((status != 0)); then
     log "go test failed with status $status; control-plane logs follow"
     show_component_logs
+    show_failures "$output"
   fi
+  rm -f "$output"
   return "$status"
 }
 
