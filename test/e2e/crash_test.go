@@ -55,7 +55,10 @@ func TestCrash_KillDuringOperations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed>>7))
 
 	op := privateOperator(t, crashNamespace)
-	t.Cleanup(func() { cleanCrashNamespace(t) })
+	t.Cleanup(func() {
+		op.ensureRunning(t) // the WebApps' finalizers need a manager
+		cleanCrashNamespace(t)
+	})
 
 	w := &crashWave{t: t, rng: rng, dir: t.TempDir()}
 	for range 4 {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -101,7 +102,7 @@ func (m *manager) waitReady(timeout time.Duration) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-m.exited:
-			return fmt.Errorf("the manager exited before it was ready (%s); see %s", describeExit(m.waitErr), m.logPath)
+			return fmt.Errorf("the manager exited before it was ready (%s); the end of its log %s:\n%s", describeExit(m.waitErr), m.logPath, m.tail(10))
 		default:
 		}
 		resp, err := client.Get(m.readyURL())
@@ -186,14 +187,39 @@ func logManagerOnFailure(t *testing.T) {
 	shared.logOnFailure(t)
 }
 
-// freeLocalAddr returns a 127.0.0.1 address whose port was free a moment ago.
+// Managers listen on ports of [firstManagerPort, lastManagerPort], below the
+// kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768 and up by
+// default) and above the local cluster's own ports (hack/cluster-up.sh, at
+// most 23800). A port picked by listening on :0 comes from that range, and
+// between its close and the manager's bind any outgoing connection (the
+// suite's kubectl and helm calls, the managers' own) may take it: the manager
+// then exits on "address already in use".
+const (
+	firstManagerPort = 24000
+	lastManagerPort  = 31999
+)
+
+// portsTried counts the ports of the range freeLocalAddr has tried: no port
+// is handed out twice in a run, so a killed manager's never meets its successor.
+var portsTried atomic.Int32
+
+// freeLocalAddr returns a 127.0.0.1 address of a port of the managers' range
+// that no process listened on a moment ago and that this run has not handed
+// out before.
 func freeLocalAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	for {
+		port := firstManagerPort + portsTried.Add(1) - 1
+		if port > lastManagerPort {
+			return "", fmt.Errorf("every port of %d-%d is taken or was handed out", firstManagerPort, lastManagerPort)
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue // another process's
+		}
+		_ = l.Close()
+		return addr, nil
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String(), nil
 }
 
 // kill sends SIGKILL, the crash no handler sees, and waits for the exit.

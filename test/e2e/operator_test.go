@@ -91,18 +91,23 @@ func privateOperator(t *testing.T, ns string, args ...string) *operator {
 		t.Fatalf("starting the operator of namespace %s: %v", ns, err)
 	}
 	o.logOnFailure(t)
-	// A test that failed between a kill and the next start leaves no manager:
-	// one must run while the namespace is deleted, to uninstall its releases.
-	t.Cleanup(func() {
-		select {
-		case <-o.cur.exited:
-			if err := o.start(); err != nil {
-				t.Errorf("starting the operator of namespace %s again for the cleanup: %v", ns, err)
-			}
-		default:
-		}
-	})
+	t.Cleanup(func() { o.ensureRunning(t) })
 	return o
+}
+
+// ensureRunning starts the operator's next manager when the last one has
+// exited: a test that failed between a kill and the next start leaves none,
+// and one must run while the test's WebApps and namespace are deleted, to
+// uninstall their releases.
+func (o *operator) ensureRunning(t *testing.T) {
+	t.Helper()
+	select {
+	case <-o.cur.exited:
+		if err := o.start(); err != nil {
+			t.Errorf("starting the operator %s again for the cleanup: %v", o.name, err)
+		}
+	default:
+	}
 }
 
 // start starts the operator's next manager (the previous one must have
