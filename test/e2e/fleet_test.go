@@ -3,12 +3,15 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,36 +29,85 @@ type fleet struct {
 	n     int
 }
 
-// newFleet names n WebApps spread round-robin over nss.
+// newFleet names n WebApps spread round-robin over nss. When the test ends
+// it deletes them, before their namespaces go (nss must be made first).
 func newFleet(t *testing.T, nss []string, n int) *fleet {
 	f := &fleet{t: t, nss: nss, names: map[string][]string{}, n: n}
 	for i := range n {
 		ns := nss[i%len(nss)]
 		f.names[ns] = append(f.names[ns], fmt.Sprintf("web-%04d", i))
 	}
+	t.Cleanup(f.delete)
 	return f
 }
 
-// apply creates the WebApps, or sets their image: one server-side apply of
-// one manifest holding them all.
+// delete deletes the fleet's WebApps and waits until rudder has uninstalled
+// them all, as long as an install may take: the namespaces' own deletion
+// waits minutes, not what thousands of uninstalls take.
+func (f *fleet) delete() {
+	f.t.Helper()
+	for _, ns := range f.nss {
+		if _, err := run("kubectl", "delete", "webapps", "--all", "-n", ns, "--wait=false"); err != nil {
+			f.t.Errorf("cleanup: %v", err)
+		}
+	}
+	eventuallyEvery(f.t, f.timeout(), f.pollEvery(), fmt.Sprintf("%d WebApps deleted", f.n), func() error {
+		var apps struct{ Items []webApp }
+		if _, err := getJSON(&apps, "webapps", "-A"); err != nil {
+			return err
+		}
+		left := 0
+		for _, a := range apps.Items {
+			if slices.Contains(f.nss, a.Metadata.Namespace) {
+				left++
+			}
+		}
+		if left > 0 {
+			return fmt.Errorf("%d of the fleet's WebApps left", left)
+		}
+		return nil
+	})
+}
+
+// apply creates the WebApps, or sets their image: a server-side apply of
+// one manifest per namespace, a few namespaces at a time (one kubectl for
+// thousands of WebApps outlasts commandTimeout while rudder works).
 func (f *fleet) apply(image string) {
 	f.t.Helper()
-	var b strings.Builder
-	for _, ns := range f.nss {
+	dir := f.t.TempDir()
+	errs := make([]error, len(f.nss))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 4)
+	for i, ns := range f.nss {
+		var b strings.Builder
 		for _, name := range f.names[ns] {
 			fmt.Fprintf(&b, "---\napiVersion: webapp.my.domain/v1\nkind: WebApp\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  image: %s\n  replicas: 1\n  port: 80\n", name, ns, image)
 		}
+		file := filepath.Join(dir, ns+".yaml")
+		if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+			f.t.Fatal(err)
+		}
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			_, errs[i] = run("kubectl", "apply", "--server-side", "--field-manager=e2e-fleet", "-f", file)
+		})
 	}
-	file := filepath.Join(f.t.TempDir(), "fleet.yaml")
-	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		f.t.Fatal(err)
 	}
-	kubectl(f.t, "apply", "--server-side", "--field-manager=e2e-fleet", "-f", file)
 }
 
 // timeout is how long the fleet may take to converge: generous, growing with its size.
 func (f *fleet) timeout() time.Duration {
 	return 2*time.Minute + time.Duration(f.n)*200*time.Millisecond
+}
+
+// pollEvery is how long to wait between two checks of the fleet, each of
+// which lists all of it: a second per 500 WebApps.
+func (f *fleet) pollEvery() time.Duration {
+	return max(pollInterval, time.Duration(f.n/500)*time.Second)
 }
 
 // revision is a release's newest revision, from its storage Secret's labels.
@@ -92,46 +144,59 @@ func (f *fleet) newest() (map[string]revision, error) {
 
 // converged says how far the fleet is from every WebApp Running at its
 // generation on image, with its Deployment on image and its newest revision
-// deployed.
+// deployed. It lists the WebApps first, and the heavier Deployments and
+// storage Secrets only once every WebApp says it is Running.
 func (f *fleet) converged(image string) error {
 	var apps struct{ Items []webApp }
-	var deps appsv1.DeploymentList
 	if _, err := getJSON(&apps, "webapps", "-A"); err != nil {
 		return err
 	}
+	running := map[string]bool{}
+	for _, a := range apps.Items {
+		running[a.Metadata.Namespace+"/"+a.Metadata.Name] = a.Status.Phase == "Running" && a.Status.ObservedGeneration == a.Metadata.Generation
+	}
+	if err := f.behind("Running at their generation", func(ns, name string) bool { return running[ns+"/"+name] }); err != nil {
+		return err
+	}
+	var deps appsv1.DeploymentList
 	if _, err := getJSON(&deps, "deployments", "-A"); err != nil {
+		return err
+	}
+	onImage := map[string]bool{}
+	for _, d := range deps.Items {
+		onImage[d.Namespace+"/"+d.Name] = d.Spec.Template.Spec.Containers[0].Image == image && d.Status.ReadyReplicas == 1
+	}
+	if err := f.behind("with their Deployment ready on "+image, func(ns, name string) bool { return onImage[ns+"/"+name] }); err != nil {
 		return err
 	}
 	revs, err := f.newest()
 	if err != nil {
 		return err
 	}
-	running, onImage := map[string]bool{}, map[string]bool{}
-	for _, a := range apps.Items {
-		running[a.Metadata.Namespace+"/"+a.Metadata.Name] = a.Status.Phase == "Running" && a.Status.ObservedGeneration == a.Metadata.Generation
-	}
-	for _, d := range deps.Items {
-		onImage[d.Namespace+"/"+d.Name] = d.Spec.Template.Spec.Containers[0].Image == image && d.Status.ReadyReplicas == 1
-	}
+	return f.behind("with their newest revision deployed", func(ns, name string) bool {
+		return revs[ns+"/"+releaseName(name)].status == "deployed"
+	})
+}
+
+// behind names the fleet's WebApps for which ok is false, as an error.
+func (f *fleet) behind(what string, ok func(ns, name string) bool) error {
 	var behind []string
 	for ns, names := range f.names {
 		for _, name := range names {
-			key := ns + "/" + name
-			if !running[key] || !onImage[key] || revs[ns+"/"+releaseName(name)].status != "deployed" {
-				behind = append(behind, key)
+			if !ok(ns, name) {
+				behind = append(behind, ns+"/"+name)
 			}
 		}
 	}
-	if len(behind) > 0 {
-		sort.Strings(behind)
-		return fmt.Errorf("%d of %d WebApps not yet Running on %s with their newest revision deployed, e.g. %s",
-			len(behind), f.n, image, strings.Join(behind[:min(len(behind), 5)], ", "))
+	if len(behind) == 0 {
+		return nil
 	}
-	return nil
+	sort.Strings(behind)
+	return fmt.Errorf("%d of %d WebApps not yet %s, e.g. %s", len(behind), f.n, what, strings.Join(behind[:min(len(behind), 5)], ", "))
 }
 
 // waitConverged waits until the fleet has converged on image.
 func (f *fleet) waitConverged(image string) {
 	f.t.Helper()
-	eventuallyWithin(f.t, f.timeout(), fmt.Sprintf("%d WebApps on %s", f.n, image), func() error { return f.converged(image) })
+	eventuallyEvery(f.t, f.timeout(), f.pollEvery(), fmt.Sprintf("%d WebApps on %s", f.n, image), func() error { return f.converged(image) })
 }

@@ -148,6 +148,13 @@ func eventually(t *testing.T, what string, check func() error) {
 // eventuallyWithin is eventually with its own timeout.
 func eventuallyWithin(t *testing.T, timeout time.Duration, what string, check func() error) {
 	t.Helper()
+	eventuallyEvery(t, timeout, pollInterval, what, check)
+}
+
+// eventuallyEvery is eventuallyWithin calling check every interval: for
+// checks that list thousands of objects.
+func eventuallyEvery(t *testing.T, timeout, interval time.Duration, what string, check func() error) {
+	t.Helper()
 	start := time.Now()
 	deadline := start.Add(timeout)
 	for {
@@ -159,7 +166,7 @@ func eventuallyWithin(t *testing.T, timeout time.Duration, what string, check fu
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
 		}
-		time.Sleep(pollInterval)
+		time.Sleep(interval)
 	}
 }
 
