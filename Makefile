@@ -35,6 +35,9 @@ RUDDER_BENCH_REPLICAS ?= 2
 RUDDER_BENCH_SHARD_WEBAPPS    ?= 10000
 RUDDER_BENCH_SHARD_NAMESPACES ?= 60
 RUDDER_BENCH_SHARDS           ?= 3
+# ... and in which filtering modes, one cluster each (client: the API server
+# ignores shard selectors; server: started with ShardedListAndWatch=true).
+RUDDER_BENCH_SHARD_MODES      ?= client server
 
 # kwok_room exports the kwok nodes that give a cluster hack/e2e.sh starts room
 # for $(1) pods: nodes of 1000 pods (4000 past 15000 pods, as each node has a
@@ -127,12 +130,14 @@ bench: tools build baseline ## Benchmark floor, baseline and rudder on the local
 	hack/e2e.sh $(BENCH_TIMEOUT) -tags bench -run '^$$' -bench '^BenchmarkColumns$$' -benchtime 1x -v ./test/bench/
 
 .PHONY: bench-shards
-bench-shards: tools build ## One manager against 3 shards at 10,000 WebApps in 60 namespaces, on a cluster whose API server filters shards and on one that does not; writes docs/benchmarks.md.
+bench-shards: tools build ## One manager against 3 shards at 10,000 WebApps in 60 namespaces, on a cluster whose API server filters shards and on one that does not (RUDDER_BENCH_SHARD_MODES=server: one of them); writes docs/benchmarks.md.
 	@if hack/cluster-up.sh --check >/dev/null 2>&1; then \
 	  echo "bench-shards starts a cluster for each filtering mode: stop the running one first (make cluster-down)"; exit 1; fi
 	$(call kwok_room,$(RUDDER_BENCH_SHARD_WEBAPPS)); \
 	export RUDDER_BENCH_SHARD_WEBAPPS=$(RUDDER_BENCH_SHARD_WEBAPPS) RUDDER_BENCH_SHARD_NAMESPACES=$(RUDDER_BENCH_SHARD_NAMESPACES) RUDDER_BENCH_SHARDS=$(RUDDER_BENCH_SHARDS); \
-	for gates in "" ShardedListAndWatch=true; do \
+	for mode in $(RUDDER_BENCH_SHARD_MODES); do \
+	  case $$mode in client) gates= ;; server) gates=ShardedListAndWatch=true ;; \
+	    *) echo "RUDDER_BENCH_SHARD_MODES: unknown mode $$mode; want client, server or both"; exit 1 ;; esac; \
 	  RUDDER_FEATURE_GATES=$$gates hack/e2e.sh $(BENCH_TIMEOUT) -tags bench -run '^$$' -bench '^BenchmarkShards$$' -benchtime 1x -v ./test/bench/ || exit 1; \
 	done
 
