@@ -46,10 +46,11 @@ func newFleet(t *testing.T, nss []string, n int) *fleet {
 // waits minutes, not what thousands of uninstalls take.
 func (f *fleet) delete() {
 	f.t.Helper()
-	for _, ns := range f.nss {
-		if _, err := run("kubectl", "delete", "webapps", "--all", "-n", ns, "--wait=false"); err != nil {
-			f.t.Errorf("cleanup: %v", err)
-		}
+	if err := f.eachNamespace(func(ns string) error {
+		_, err := run("kubectl", "delete", "webapps", "--all", "-n", ns, "--wait=false")
+		return err
+	}); err != nil {
+		f.t.Errorf("cleanup: %v", err)
 	}
 	eventuallyEvery(f.t, f.timeout(), f.pollEvery(), fmt.Sprintf("%d WebApps deleted", f.n), func() error {
 		var apps struct{ Items []webApp }
@@ -70,33 +71,43 @@ func (f *fleet) delete() {
 }
 
 // apply creates the WebApps, or sets their image: a server-side apply of
-// one manifest per namespace, a few namespaces at a time (one kubectl for
-// thousands of WebApps outlasts commandTimeout while rudder works).
+// one manifest per namespace (one kubectl for thousands of WebApps outlasts
+// commandTimeout while rudder works).
 func (f *fleet) apply(image string) {
 	f.t.Helper()
 	dir := f.t.TempDir()
-	errs := make([]error, len(f.nss))
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, 4)
-	for i, ns := range f.nss {
+	for _, ns := range f.nss {
 		var b strings.Builder
 		for _, name := range f.names[ns] {
 			fmt.Fprintf(&b, "---\napiVersion: webapp.my.domain/v1\nkind: WebApp\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  image: %s\n  replicas: 1\n  port: 80\n", name, ns, image)
 		}
-		file := filepath.Join(dir, ns+".yaml")
-		if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, ns+".yaml"), []byte(b.String()), 0o600); err != nil {
 			f.t.Fatal(err)
 		}
+	}
+	if err := f.eachNamespace(func(ns string) error {
+		_, err := run("kubectl", "apply", "--server-side", "--field-manager=e2e-fleet", "-f", filepath.Join(dir, ns+".yaml"))
+		return err
+	}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// eachNamespace calls do for each of the fleet's namespaces, four at a
+// time, and returns their errors joined.
+func (f *fleet) eachNamespace(do func(ns string) error) error {
+	errs := make([]error, len(f.nss))
+	slots := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for i, ns := range f.nss {
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			_, errs[i] = run("kubectl", "apply", "--server-side", "--field-manager=e2e-fleet", "-f", file)
+			errs[i] = do(ns)
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		f.t.Fatal(err)
-	}
+	return errors.Join(errs...)
 }
 
 // timeout is how long the fleet may take to converge: generous, growing with its size.
