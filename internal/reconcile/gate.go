@@ -31,7 +31,7 @@ func (r *Reconciler) gate(ctx context.Context, o *observation) *gated {
 		}
 		objs := make([]*unstructured.Unstructured, len(o.deployed.objects))
 		for i, obj := range o.deployed.objects {
-			objs[i] = obj.DeepCopy() // the revision cache's: not the gate's to change
+			objs[i] = obj.DeepCopy() // this reconcile's: not the gate's to change
 		}
 		res, err := g.BeforeUpgrade(ctx, o.obj, objs, runtime.DeepCopyJSON(o.values))
 		if err != nil || !res.Open {

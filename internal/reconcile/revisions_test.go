@@ -1,0 +1,108 @@
+package reconcile
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/storage"
+)
+
+const twoObjects = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ns}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers: [{name: web, image: "nginx:1.25", ports: [{containerPort: 8080}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: ns}
+spec: {ports: [{port: 80, targetPort: 8080}]}
+`
+
+// written returns revision n of release key as this process just wrote it,
+// remembered in c so that get needs no storage, and its storage record.
+func written(c *revisions, key types.NamespacedName, n int, status string) storage.Revision {
+	labels := map[string]string{LabelHolder: "me", LabelRevision: "mark"}
+	c.remember(key, &helm.Release{Name: key.Name, Namespace: key.Namespace, Revision: n, Status: status, Labels: labels, Manifest: twoObjects})
+	return storage.Revision{Number: n, Status: status, Labels: labels, UID: types.UID(status + string(rune('0'+n)))}
+}
+
+// The cache keeps a revision's objects encoded: each get decodes them again,
+// equal to the manifest's own parse (numbers as int64, namespaces, rudder's
+// label), and each reconcile's objects are its own to change.
+func TestRevisions_GetDecodesTheSameObjectsEachTime(t *testing.T) {
+	var c revisions
+	key := types.NamespacedName{Namespace: "ns", Name: "webapp-web"}
+	rev := written(&c, key, 1, "deployed")
+	first, err := c.get(nil, nil, key, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := helm.ParseManifest(twoObjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range want {
+		o.SetLabels(map[string]string{"rudder.dev/release": key.Name})
+	}
+	for i := 0; i < 2; i++ {
+		got, err := c.get(nil, nil, key, rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.objects) != len(want) {
+			t.Fatalf("get %d: %d objects, want %d", i, len(got.objects), len(want))
+		}
+		for j := range want {
+			if !reflect.DeepEqual(got.objects[j].Object, want[j].Object) {
+				t.Errorf("get %d, object %d:\n got %v\nwant %v", i, j, got.objects[j].Object, want[j].Object)
+			}
+		}
+		got.objects[0].SetName("changed by this reconcile")
+	}
+	if first.objects[0].GetName() != "web" {
+		t.Errorf("the first get's object was changed by a later reconcile: %s", first.objects[0].GetName())
+	}
+}
+
+// After an upgrade the superseded revision is no longer read: only its
+// history entry stays, and storage's deletion of it drops that too.
+func TestRevisions_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
+	var c revisions
+	key := types.NamespacedName{Namespace: "ns", Name: "webapp-web"}
+	read := func(r storage.Revision) {
+		if _, err := c.get(nil, nil, key, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one := written(&c, key, 1, "deployed")
+	read(one)
+	one.Status = "superseded"
+	two := written(&c, key, 2, "deployed")
+	read(two)
+	three := written(&c, key, 3, "failed")
+	read(three)
+	c.prune(key, []storage.Revision{three, two, one})
+	for _, r := range []storage.Revision{two, three} {
+		if _, ok := c.m[key][r.UID]; !ok {
+			t.Errorf("revision %d (%s) dropped: a reconcile reads it", r.Number, r.Status)
+		}
+	}
+	if _, ok := c.m[key][one.UID]; ok {
+		t.Error("superseded revision 1 still decoded")
+	}
+	if e, ok := c.entries[key][one.UID]; !ok || e.Revision != 1 {
+		t.Errorf("history entry of revision 1 = %+v (kept %v), want revision 1's", e, ok)
+	}
+
+	c.prune(key, []storage.Revision{three, two})
+	if _, ok := c.entries[key][one.UID]; ok {
+		t.Error("history entry of revision 1 kept after storage dropped it")
+	}
+}
