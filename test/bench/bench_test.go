@@ -32,6 +32,12 @@ func BenchmarkColumns(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		if len(ran.Columns) < len(allColumns) {
+			// The table there sets the three side by side: a run of some
+			// of them would replace it with less.
+			fmt.Printf("bench: %s left as it is: only %v ran\n", benchmarksDoc, ran.Columns)
+			continue
+		}
 		if err := writeDoc(filepath.Join(root, benchmarksDoc), benchMarkers, out); err != nil {
 			b.Fatal(err)
 		}
