@@ -95,8 +95,8 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 		digested = o.digested
 	}
 	o.facts.want = digests{values: values.Digest(digested), chart: r.chartDigest}
-	r.revisions.prune(o.release, hist)
 	o.facts.fromHistory(hist)
+	r.revisions.prune(o.release, hist, o.facts.deployed, failedRevision(o.facts.latest))
 	if l := o.facts.latest; l != nil && leftByRudder(l, r.Holder) && l.Labels[LabelHolder] != r.Holder && r.Holders != nil {
 		if o.facts.holderAlive, err = r.Holders.Alive(ctx, l.Labels[LabelHolder]); err != nil {
 			return nil, err
@@ -120,7 +120,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 			return nil, fmt.Errorf("reading deployed revision: %w", err)
 		}
 	}
-	if l := o.facts.latest; l != nil && l.Status == "failed" && !o.facts.deleting {
+	if l := failedRevision(o.facts.latest); l != nil && !o.facts.deleting {
 		if o.latest, err = r.revisions.get(r.Helm, r.Mapper, o.release, *l); err != nil {
 			return nil, fmt.Errorf("reading failed revision: %w", err)
 		}
@@ -131,6 +131,14 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 		o.awaitingTest = r.Watch.Test.Enable && awaitsTest(o.facts)
 	}
 	return o, nil
+}
+
+// failedRevision returns r when it failed, else nil.
+func failedRevision(r *storage.Revision) *storage.Revision {
+	if r == nil || r.Status != "failed" {
+		return nil
+	}
+	return r
 }
 
 // fromHistory sets the facts read from a release's history, newest first.

@@ -190,9 +190,9 @@ func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 }
 
 // prune drops what is kept of release key's revisions that storage no longer
-// holds, and the decoded objects of those a reconcile no longer reads: all
-// but the newest deployed revision and the newest when it failed.
-func (c *revisions) prune(key types.NamespacedName, history []storage.Revision) {
+// holds (history), and the decoded objects of all but those a reconcile
+// reads (read: the newest deployed revision, and the newest when it failed).
+func (c *revisions) prune(key types.NamespacedName, history []storage.Revision, read ...*storage.Revision) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(history) == 0 {
@@ -201,16 +201,14 @@ func (c *revisions) prune(key types.NamespacedName, history []storage.Revision) 
 		delete(c.written, key)
 		return
 	}
-	var f facts
-	f.fromHistory(history)
-	read := map[types.UID]bool{}
-	for _, r := range []*storage.Revision{f.deployed, f.latest} {
-		if r != nil && (r == f.deployed || r.Status == "failed") {
-			read[r.UID] = true
+	reads := map[types.UID]bool{}
+	for _, r := range read {
+		if r != nil {
+			reads[r.UID] = true
 		}
 	}
 	for uid, d := range c.m[key] {
-		if !read[uid] {
+		if !reads[uid] {
 			delete(c.m[key], uid)
 			c.keepEntry(key, uid, entryOf(d.Release))
 		}

@@ -88,7 +88,7 @@ func TestRevisions_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
 	read(two)
 	three := written(&c, key, 3, "failed")
 	read(three)
-	c.prune(key, []storage.Revision{three, two, one})
+	c.prune(key, []storage.Revision{three, two, one}, &two, &three)
 	for _, r := range []storage.Revision{two, three} {
 		if _, ok := c.m[key][r.UID]; !ok {
 			t.Errorf("revision %d (%s) dropped: a reconcile reads it", r.Number, r.Status)
@@ -101,7 +101,7 @@ func TestRevisions_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
 		t.Errorf("history entry of revision 1 = %+v (kept %v), want revision 1's", e, ok)
 	}
 
-	c.prune(key, []storage.Revision{three, two})
+	c.prune(key, []storage.Revision{three, two}, &two, &three)
 	if _, ok := c.entries[key][one.UID]; ok {
 		t.Error("history entry of revision 1 kept after storage dropped it")
 	}
