@@ -377,6 +377,9 @@ func readiness(o *observation, hooks []metav1.Condition) metav1.Condition {
 	case h != nil && h.ready && waiting != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonWaitingForHook
 		c.Message = fmt.Sprintf("%s is %s: %s", waiting.Type, waiting.Status, waiting.Message)
+	case h == nil && o.facts.deleting:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonUninstalling
+		c.Message = "The resource is being deleted: its release is uninstalled"
 	case h == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonNotReleased, "No revision is deployed yet"
 	case o.facts.stalled:
@@ -416,6 +419,10 @@ func phase(o *observation, rel, rdy metav1.Condition) (string, string) {
 			return PhasePending, rel.Message
 		}
 		return PhasePending, "Waiting for the release to be installed"
+	case o.health == nil:
+		// The deployed revision's objects were not read: the resource is
+		// being deleted.
+		return PhaseUpdating, rdy.Message
 	case rdy.Status == metav1.ConditionTrue:
 		return PhaseRunning, o.health.summary()
 	case rdy.Reason == ReasonTestFailed:

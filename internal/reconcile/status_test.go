@@ -109,6 +109,12 @@ func TestComputeStatus(t *testing.T) {
 			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
 		},
 		{
+			name:      "being deleted: the deployed revision's objects are not read",
+			o:         observation{facts: facts{want: want, latest: deployed, deployed: deployed, deleting: true}},
+			wantPhase: PhaseUpdating, wantMsg: "The resource is being deleted: its release is uninstalled",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
+		},
+		{
 			name: "failed revision found in storage after a restart",
 			o: observation{facts: facts{want: want, latest: rev(1, "failed", want)},
 				latest: &revision{Release: &helm.Release{Description: "Release \"x\" failed: quota exceeded"}}},

@@ -17,7 +17,8 @@ import (
 // finalizer.
 //
 // Precondition: the custom resource has a deletion timestamp.
-// On success: event Uninstalled; the resource disappears, so no status.
+// On success: event Uninstalled; the resource disappears, so no status. When
+// only the finalizer's removal fails, no status either: the retry removes it.
 // On failure: Released False (UninstallFailed), phase Failed, event
 // UninstallFailed; retried with the controller's backoff.
 func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result, error) {
@@ -37,6 +38,10 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 		ctrl.LoggerFrom(ctx).Info("Helm uninstall succeeded")
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", "Uninstalled release %s", o.release.Name)
 	}
+	// The release is gone: what this reconcile observed of it is no longer
+	// true, so no status is written, even when the finalizer stays for the
+	// retry to remove.
+	o.done = true
 	orig := o.obj.DeepCopy()
 	controllerutil.RemoveFinalizer(o.obj, Finalizer)
 	err := r.Client.Patch(ctx, o.obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
@@ -44,7 +49,6 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s: %w", Finalizer, err)
 	}
 	r.forget(o.key)
-	o.done = true
 	return ctrl.Result{}, nil
 }
 
