@@ -13,13 +13,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
-
-	"github.com/rudder-operator/rudder/internal/owner"
 )
 
 // dependentWatcher starts, once per kind, a watch on the kinds of objects the
 // releases render, so that an object changed or deleted by hand, or one whose
-// readiness changes, enqueues its custom resource.
+// readiness changes, enqueues its custom resource (settlingHandler).
 type dependentWatcher struct {
 	ctrl    controller.Controller
 	cache   cache.Cache
@@ -46,7 +44,7 @@ func (w *dependentWatcher) watch(objs []*unstructured.Unstructured) error {
 			continue
 		}
 		obj := dependentObject(w.scheme, gvk) // the type live reads, so both share one informer
-		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, obj, owner.Handler(w.owner))); err != nil {
+		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, obj, newSettlingHandler(w.owner, gvk))); err != nil {
 			return err
 		}
 		w.watched[gvk] = true
