@@ -5,10 +5,14 @@ import (
 	"reflect"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -57,36 +61,53 @@ func (h settlingHandler) Update(ctx context.Context, e event.UpdateEvent, q work
 
 // settles tells whether an update from old to new may wait settle: it
 // changed nothing but the object's status, and did not make the object ready.
-// Everything else, drift above all, is looked at at once.
+// Everything else, drift above all, is looked at at once. It runs for every
+// update of every object of every release, so it compares Go types without
+// converting them. Its answer decides only when a reconcile runs, not
+// whether: a wrong one costs 2 s at most.
 func settles(kind schema.GroupVersionKind, old, new client.Object) bool {
-	if old == nil || new == nil {
+	if old == nil || new == nil || !sameButStatus(old, new) {
 		return false
 	}
-	was, err1 := asMap(kind, old)
-	is, err2 := asMap(kind, new)
-	if err1 != nil || err2 != nil || !sameButStatus(was, is) {
+	return !(ready(kind, new) && !ready(kind, old))
+}
+
+// sameButStatus tells whether a and b, of one type, are equal but for their
+// status, their resource version and their managed fields.
+func sameButStatus(a, b client.Object) bool {
+	if ua, ok := a.(*unstructured.Unstructured); ok {
+		ub, ok := b.(*unstructured.Unstructured)
+		return ok && sameMapButStatus(ua.Object, ub.Object)
+	}
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	if va.Kind() != reflect.Struct || va.Type() != vb.Type() {
 		return false
 	}
-	return !becameReady(&unstructured.Unstructured{Object: was}, &unstructured.Unstructured{Object: is})
+	// The API server counts every change of a workload's spec in its
+	// generation; kinds without one (0) have their fields compared.
+	counted := a.GetGeneration() > 0 && a.GetGeneration() == b.GetGeneration()
+	for i := range va.NumField() {
+		switch va.Type().Field(i).Name {
+		case "TypeMeta", "Status":
+		case "ObjectMeta":
+			ma, okA := va.Field(i).Interface().(metav1.ObjectMeta)
+			mb, okB := vb.Field(i).Interface().(metav1.ObjectMeta)
+			ma.ResourceVersion, ma.ManagedFields = "", nil
+			mb.ResourceVersion, mb.ManagedFields = "", nil
+			if !okA || !okB || !reflect.DeepEqual(ma, mb) {
+				return false
+			}
+		default:
+			if !counted && !equality.Semantic.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
-// asMap returns obj, of kind gvk, as the map an unstructured object holds.
-func asMap(gvk schema.GroupVersionKind, obj client.Object) (map[string]any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return u.Object, nil
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
-	}
-	// Typed objects read from a cache carry no kind; kstatus needs it.
-	m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
-	return m, nil
-}
-
-// sameButStatus tells whether a and b are equal but for their status, their
-// resource version and their managed fields.
-func sameButStatus(a, b map[string]any) bool {
+// sameMapButStatus is sameButStatus for unstructured objects.
+func sameMapButStatus(a, b map[string]any) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -129,11 +150,49 @@ func sameMetadata(a, b map[string]any) bool {
 	return n == 0
 }
 
-// becameReady tells whether is is ready (kstatus Current) and was was not.
-func becameReady(was, is *unstructured.Unstructured) bool {
-	current := func(u *unstructured.Unstructured) bool {
-		res, err := kstatus.Compute(u)
-		return err == nil && res.Status == kstatus.CurrentStatus
+// ready tells whether obj, of kind gvk, is rolled out and ready: for the
+// workload kinds from their Go types, as their controllers count it; for
+// any other kind by kstatus (Current).
+func ready(gvk schema.GroupVersionKind, obj client.Object) bool {
+	rolledOut := func(observed int64, want *int32, counts ...int32) bool {
+		n := ptr.Deref(want, 1)
+		for _, c := range counts {
+			if c != n {
+				return false
+			}
+		}
+		return observed >= obj.GetGeneration()
 	}
-	return current(is) && !current(was)
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		s := o.Status
+		return rolledOut(s.ObservedGeneration, o.Spec.Replicas, s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas)
+	case *appsv1.StatefulSet:
+		s := o.Status
+		return s.CurrentRevision == s.UpdateRevision &&
+			rolledOut(s.ObservedGeneration, o.Spec.Replicas, s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas)
+	case *appsv1.DaemonSet:
+		s := o.Status
+		return rolledOut(s.ObservedGeneration, &s.DesiredNumberScheduled, s.UpdatedNumberScheduled, s.NumberReady, s.NumberAvailable)
+	}
+	m, err := asMap(gvk, obj)
+	if err != nil {
+		return false
+	}
+	res, err := kstatus.Compute(&unstructured.Unstructured{Object: m})
+	return err == nil && res.Status == kstatus.CurrentStatus
+}
+
+// asMap returns obj, of kind gvk, as the map an unstructured object holds.
+func asMap(gvk schema.GroupVersionKind, obj client.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.Object, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	// Typed objects read from a cache carry no kind; kstatus needs it.
+	m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	return m, nil
 }

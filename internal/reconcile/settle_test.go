@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,6 +48,15 @@ func TestSettles(t *testing.T) {
 			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: port, TargetPort: intstr.FromInt32(port)}}},
 		}
 	}
+	widgetKind := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	widget := func(size int64, phase string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.com/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": "w", "namespace": "ns", "resourceVersion": phase},
+			"spec":     map[string]any{"size": size},
+			"status":   map[string]any{"phase": phase},
+		}}
+	}
 	tests := []struct {
 		name     string
 		kind     schema.GroupVersionKind
@@ -61,7 +71,10 @@ func TestSettles(t *testing.T) {
 		{"the end of a rollout: the surge pod gone, all current", deployment,
 			edited(rolledOut(2, 3, 3), func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 }), rolledOut(2, 2, 2), false},
 		{"the image edited by hand", deployment, rolledOut(2, 2, 2),
-			edited(rolledOut(2, 2, 2), func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "evil:latest" }), false},
+			edited(rolledOut(2, 2, 2), func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Containers[0].Image = "evil:latest"
+				d.Generation++ // as the API server counts it
+			}), false},
 		{"a label removed by hand, with a status change", deployment, rolledOut(2, 2, 2),
 			edited(rolledOut(2, 2, 1), func(d *appsv1.Deployment) { delete(d.Labels, "app") }), false},
 		{"being deleted", deployment, rolledOut(2, 2, 2),
@@ -70,6 +83,8 @@ func TestSettles(t *testing.T) {
 		{"a ConfigMap's data edited", configMap,
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": "a"}},
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": "b"}}, false},
+		{"a custom resource's status", widgetKind, widget(1, "Pending"), widget(1, "Working"), true},
+		{"a custom resource's spec", widgetKind, widget(1, "Working"), widget(2, "Working"), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
