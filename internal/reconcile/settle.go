@@ -69,7 +69,8 @@ func settles(kind schema.GroupVersionKind, old, new client.Object) bool {
 	if old == nil || new == nil || !sameButStatus(old, new) {
 		return false
 	}
-	return !(ready(kind, new) && !ready(kind, old))
+	becameReady := ready(kind, new) && !ready(kind, old)
+	return !becameReady
 }
 
 // sameButStatus tells whether a and b, of one type, are equal but for their
