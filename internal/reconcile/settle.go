@@ -23,19 +23,20 @@ import (
 )
 
 // settle is how long an update that only an object's status shows, and
-// that does not make the object ready, waits before its custom resource is
-// reconciled. Updates within it are reconciled once: a pod replaced within it
-// (a node drained, a pod evicted or deleted) costs one reconcile and no status
-// write, where reporting the dip would cost two of each, and a rollout writes
-// its progress at most every settle, not at every pod. A dip that lasts is
-// reported settle late; an object that becomes ready is reported at once.
+// that leaves the object plainly not ready, waits before its custom resource
+// is reconciled. Updates within it are reconciled once: a pod replaced within
+// it (a node drained, a pod evicted or deleted) costs one reconcile and no
+// status write, where reporting the dip would cost two of each, and a rollout
+// writes its progress at most every settle, not at every pod. A dip that lasts
+// is reported settle late; an update that may make the object ready is
+// reconciled at once.
 const settle = 2 * time.Second
 
 // settlingHandler enqueues the custom resource of kind owner that owns the
 // object an event is about (owner.Handler), at once, except for an update
-// that changes only the object's status and does not make it ready (kstatus
-// Current): that one waits settle. The queue merges the two, so a recovery
-// within settle reconciles once, at once.
+// that changes only the object's status and leaves it plainly not ready: that
+// one waits settle. The queue merges the two, so a recovery within settle
+// reconciles once, at once.
 type settlingHandler struct {
 	handler.EventHandler
 	owner schema.GroupKind
@@ -60,17 +61,16 @@ func (h settlingHandler) Update(ctx context.Context, e event.UpdateEvent, q work
 }
 
 // settles tells whether an update from old to new may wait settle: it
-// changed nothing but the object's status, and did not make the object ready.
-// Everything else, drift above all, is looked at at once. It runs for every
-// update of every object of every release, so it compares Go types without
-// converting them. Its answer decides only when a reconcile runs, not
+// changed nothing but the object's status, and the object is plainly not
+// ready. Everything else, drift above all, is looked at at once. It runs for
+// every update of every object of every release, so it compares Go types
+// without converting them. Its answer decides only when a reconcile runs, not
 // whether: a wrong one costs 2 s at most.
 func settles(kind schema.GroupVersionKind, old, new client.Object) bool {
 	if old == nil || new == nil || !sameButStatus(old, new) {
 		return false
 	}
-	becameReady := ready(kind, new) && !ready(kind, old)
-	return !becameReady
+	return !mayBeReady(kind, new)
 }
 
 // sameButStatus tells whether a and b, of one type, are equal but for their
@@ -151,14 +151,17 @@ func sameMetadata(a, b map[string]any) bool {
 	return n == 0
 }
 
-// ready tells whether obj, of kind gvk, is rolled out and ready: for the
-// workload kinds from their Go types, as their controllers count it; for
-// any other kind by kstatus (Current).
-func ready(gvk schema.GroupVersionKind, obj client.Object) bool {
-	rolledOut := func(observed int64, want *int32, counts ...int32) bool {
-		n := ptr.Deref(want, 1)
+// mayBeReady tells whether obj, of kind gvk, may be ready as health counts
+// it (kstatus Current). For the workload kinds it checks, from their Go types,
+// only what kstatus needs and nothing more: as many replicas as wanted, ready,
+// updated and available, and a controller that has seen the current spec. kstatus also
+// looks at a Deployment's conditions, and the last update of a rollout may be
+// the one that only sets them, so an object that passes is reconciled at
+// once, whatever its conditions say. Any other kind is asked of kstatus.
+func mayBeReady(gvk schema.GroupVersionKind, obj client.Object) bool {
+	counted := func(observed int64, want int32, counts ...int32) bool {
 		for _, c := range counts {
-			if c != n {
+			if c < want {
 				return false
 			}
 		}
@@ -166,22 +169,25 @@ func ready(gvk schema.GroupVersionKind, obj client.Object) bool {
 	}
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		s := o.Status
-		return rolledOut(s.ObservedGeneration, o.Spec.Replicas, s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas)
+		s, want := o.Status, ptr.Deref(o.Spec.Replicas, 1)
+		return s.Replicas == want && counted(s.ObservedGeneration, want, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas)
 	case *appsv1.StatefulSet:
-		s := o.Status
-		return s.CurrentRevision == s.UpdateRevision &&
-			rolledOut(s.ObservedGeneration, o.Spec.Replicas, s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas)
+		// Partitions and the OnDelete strategy end a rollout with replicas
+		// not updated: only the counts every strategy shares are needed.
+		s, want := o.Status, ptr.Deref(o.Spec.Replicas, 1)
+		return o.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType || // kstatus: always Current
+			s.Replicas == want && counted(s.ObservedGeneration, want, s.ReadyReplicas)
 	case *appsv1.DaemonSet:
 		s := o.Status
-		return rolledOut(s.ObservedGeneration, &s.DesiredNumberScheduled, s.UpdatedNumberScheduled, s.NumberReady, s.NumberAvailable)
+		return s.ObservedGeneration > 0 &&
+			counted(s.ObservedGeneration, s.DesiredNumberScheduled, s.CurrentNumberScheduled, s.UpdatedNumberScheduled, s.NumberReady, s.NumberAvailable)
 	}
 	m, err := asMap(gvk, obj)
 	if err != nil {
-		return false
+		return true
 	}
 	res, err := kstatus.Compute(&unstructured.Unstructured{Object: m})
-	return err == nil && res.Status == kstatus.CurrentStatus
+	return err != nil || res.Status == kstatus.CurrentStatus
 }
 
 // asMap returns obj, of kind gvk, as the map an unstructured object holds.

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -49,12 +50,18 @@ func TestSettles(t *testing.T) {
 		}
 	}
 	widgetKind := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
-	widget := func(size int64, phase string) *unstructured.Unstructured {
+	// A Widget reconciling is not ready (kstatus InProgress); one without
+	// conditions is (Current).
+	widget := func(size int64, phase string, reconciling bool) *unstructured.Unstructured {
+		status := map[string]any{"phase": phase}
+		if reconciling {
+			status["conditions"] = []any{map[string]any{"type": "Reconciling", "status": "True", "reason": phase}}
+		}
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "example.com/v1", "kind": "Widget",
 			"metadata": map[string]any{"name": "w", "namespace": "ns", "resourceVersion": phase},
 			"spec":     map[string]any{"size": size},
-			"status":   map[string]any{"phase": phase},
+			"status":   status,
 		}}
 	}
 	tests := []struct {
@@ -66,8 +73,11 @@ func TestSettles(t *testing.T) {
 		{"a pod lost: fewer ready replicas", deployment, rolledOut(2, 2, 2), rolledOut(2, 2, 1), true},
 		{"its replacement ready", deployment, rolledOut(2, 2, 1), rolledOut(2, 2, 2), false},
 		{"one more of three ready: progress, not ready yet", deployment, rolledOut(3, 3, 1), rolledOut(3, 3, 2), true},
-		{"a status change that leaves readiness as it was", deployment, rolledOut(2, 2, 2),
-			edited(rolledOut(2, 2, 2), func(d *appsv1.Deployment) { d.Status.CollisionCount = new(int32(1)) }), true},
+		{"a status change of a ready Deployment: may be news", deployment, rolledOut(2, 2, 2),
+			edited(rolledOut(2, 2, 2), func(d *appsv1.Deployment) { d.Status.CollisionCount = new(int32(1)) }), false},
+		{"a rollout's last update, which only sets its conditions", deployment,
+			edited(rolledOut(1, 1, 1), func(d *appsv1.Deployment) { d.Status.Conditions = nil }), rolledOut(1, 1, 1), false},
+		{"a rollout in progress: the surge pod still there", deployment, rolledOut(2, 2, 2), rolledOut(2, 3, 3), true},
 		{"the end of a rollout: the surge pod gone, all current", deployment,
 			edited(rolledOut(2, 3, 3), func(d *appsv1.Deployment) { d.Status.UpdatedReplicas = 1 }), rolledOut(2, 2, 2), false},
 		{"the image edited by hand", deployment, rolledOut(2, 2, 2),
@@ -83,8 +93,9 @@ func TestSettles(t *testing.T) {
 		{"a ConfigMap's data edited", configMap,
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": "a"}},
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": "b"}}, false},
-		{"a custom resource's status", widgetKind, widget(1, "Pending"), widget(1, "Working"), true},
-		{"a custom resource's spec", widgetKind, widget(1, "Working"), widget(2, "Working"), false},
+		{"a custom resource's status, still reconciling", widgetKind, widget(1, "Pending", true), widget(1, "Working", true), true},
+		{"a custom resource's status, done", widgetKind, widget(1, "Working", true), widget(1, "Done", false), false},
+		{"a custom resource's spec", widgetKind, widget(1, "Working", true), widget(2, "Working", true), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,4 +104,65 @@ func TestSettles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mayBeReady must never say no where kstatus, which health asks, says
+// Current: the update would wait 2 s to be reported ready. Every combination
+// of counts around the wanted replicas is tried, with and without the
+// controller having seen the spec and with each condition.
+func TestMayBeReady_IsTrueWheneverKstatusSaysCurrent(t *testing.T) {
+	counts := []int32{0, 1, 2, 3}
+	seen := []int64{1, 2}
+	conditions := [][]appsv1.DeploymentCondition{nil,
+		{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}},
+		{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue},
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"}}}
+	checked, current := 0, 0
+	check := func(gvk schema.GroupVersionKind, obj client.Object) {
+		t.Helper()
+		checked++
+		m, err := asMap(gvk, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := kstatus.Compute(&unstructured.Unstructured{Object: m})
+		if err != nil || res.Status != kstatus.CurrentStatus {
+			return
+		}
+		current++
+		if !mayBeReady(gvk, obj) {
+			t.Errorf("%s %+v: kstatus says Current, mayBeReady says no", gvk.Kind, m["status"])
+		}
+	}
+	want := int32(2)
+	meta := metav1.ObjectMeta{Name: "w", Namespace: "ns", Generation: 2}
+	for _, observed := range seen {
+		for _, r := range counts {
+			for _, u := range counts {
+				for _, rd := range counts {
+					for _, a := range counts {
+						for _, c := range conditions {
+							check(appsv1.SchemeGroupVersion.WithKind("Deployment"), &appsv1.Deployment{ObjectMeta: meta,
+								Spec: appsv1.DeploymentSpec{Replicas: &want},
+								Status: appsv1.DeploymentStatus{ObservedGeneration: observed, Replicas: r, UpdatedReplicas: u,
+									ReadyReplicas: rd, AvailableReplicas: a, Conditions: c}})
+						}
+						for _, strategy := range []appsv1.StatefulSetUpdateStrategyType{appsv1.RollingUpdateStatefulSetStrategyType, appsv1.OnDeleteStatefulSetStrategyType} {
+							check(appsv1.SchemeGroupVersion.WithKind("StatefulSet"), &appsv1.StatefulSet{ObjectMeta: meta,
+								Spec: appsv1.StatefulSetSpec{Replicas: &want, UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: strategy}},
+								Status: appsv1.StatefulSetStatus{ObservedGeneration: observed, Replicas: r, UpdatedReplicas: u,
+									ReadyReplicas: rd, CurrentReplicas: a, CurrentRevision: "a", UpdateRevision: "a"}})
+						}
+						check(appsv1.SchemeGroupVersion.WithKind("DaemonSet"), &appsv1.DaemonSet{ObjectMeta: meta,
+							Status: appsv1.DaemonSetStatus{ObservedGeneration: observed, DesiredNumberScheduled: want,
+								CurrentNumberScheduled: r, UpdatedNumberScheduled: u, NumberReady: rd, NumberAvailable: a}})
+					}
+				}
+			}
+		}
+	}
+	if current == 0 {
+		t.Fatalf("none of the %d objects is Current: the test checks nothing", checked)
+	}
+	t.Logf("%d objects, %d of them Current", checked, current)
 }
