@@ -12,18 +12,16 @@ import (
 //
 // Precondition: storage holds no revision of the release, or its newest is
 // uninstalled (helm uninstall --keep-history), which this install replaces.
-// On success: Released Unknown (Installing) and phase Deploying until storage
-// shows the revision; event InstallSucceeded.
+// On success: event InstallSucceeded, and no status until the next reconcile,
+// which the revision's storage Secret brings, assesses the new revision.
 // On failure: Released False (InstallFailed), phase Failed, event
 // InstallFailed; tried again with backoff, at most remediation.maxAttempts times for the
 // same values and chart.
 func (r *Reconciler) install(ctx context.Context, o *observation) (ctrl.Result, error) {
 	return r.act(ctx, o, helmAction{
 		verb:      "Install",
-		running:   ReasonInstalling,
 		succeeded: ReasonInstallSucceeded,
 		failed:    ReasonInstallFailed,
-		phase:     PhaseDeploying,
 		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
 			s.Replace = o.facts.latest != nil && o.facts.latest.Status == "uninstalled"
 			return c.Install(ctx, s)

@@ -27,10 +27,8 @@ const AnnotationPaused = "rudder.dev/paused"
 
 // Condition reasons, and event reasons where an event says the same.
 const (
-	ReasonInstalling       = "Installing"
 	ReasonInstallSucceeded = "InstallSucceeded"
 	ReasonInstallFailed    = "InstallFailed"
-	ReasonUpgrading        = "Upgrading"
 	ReasonUpgradeSucceeded = "UpgradeSucceeded"
 	ReasonUpgradeFailed    = "UpgradeFailed"
 	ReasonUninstalling     = "Uninstalling"

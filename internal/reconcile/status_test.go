@@ -62,17 +62,11 @@ func TestComputeStatus(t *testing.T) {
 			wantObserved: 5,
 		},
 		{
-			name: "upgraded this reconcile: Ready waits for the new revision's objects",
-			o: observation{facts: facts{want: digests{values: "new", chart: "c"}, latest: deployed, deployed: deployed}, health: ready,
-				outcome: &outcome{phase: PhaseUpdating, reason: ReasonUpgrading, message: "Revision 3 applied; checking its objects"}},
-			wantPhase: PhaseUpdating, wantMsg: "Revision 3 applied; checking its objects",
-			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgrading,
-		},
-		{
-			name:      "installing now",
-			o:         observation{facts: facts{want: want}, outcome: &outcome{phase: PhaseDeploying, reason: ReasonInstalling, message: "Revision 1 applied"}},
-			wantPhase: PhaseDeploying, wantMsg: "Revision 1 applied",
-			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonInstalling,
+			name: "rolled back this reconcile: Ready waits for the new revision's objects",
+			o: observation{facts: facts{want: want, latest: deployed, deployed: deployed}, health: ready,
+				outcome: &outcome{phase: PhaseUpdating, reason: ReasonRolledBack, message: "Rolled back to revision 1 as revision 3; checking its objects"}},
+			wantPhase: PhaseUpdating, wantMsg: "Rolled back to revision 1 as revision 3; checking its objects",
+			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonRolledBack,
 		},
 		{
 			name: "upgrade failed, old revision still serving",

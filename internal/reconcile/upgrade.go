@@ -14,18 +14,16 @@ import (
 // Precondition: a revision is deployed and its values or chart digest differ
 // from the wanted ones, or none is deployed any more but one was (an upgrade
 // canceled half-way left it superseded); no operation is pending.
-// On success: Released Unknown (Upgrading) and phase Updating until storage
-// shows the revision; event UpgradeSucceeded.
+// On success: event UpgradeSucceeded, and no status until the next reconcile,
+// which the revision's storage Secret brings, assesses the new revision.
 // On failure: Released False (UpgradeFailed), phase Failed, event
 // UpgradeFailed; the deployed revision keeps serving; tried again with
 // backoff, at most remediation.maxAttempts times for the same values and chart.
 func (r *Reconciler) upgrade(ctx context.Context, o *observation) (ctrl.Result, error) {
 	return r.act(ctx, o, helmAction{
 		verb:      "Upgrade",
-		running:   ReasonUpgrading,
 		succeeded: ReasonUpgradeSucceeded,
 		failed:    ReasonUpgradeFailed,
-		phase:     PhaseUpdating,
 		// A rollback's labels stay with the rollback.
 		clear: []string{LabelRollbackTo, LabelRollbackGeneration, LabelFailedValuesDigest, LabelFailedChartDigest, LabelReady, LabelTest, LabelTestedAt},
 		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
