@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,18 +30,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// A process's Lease reads alive while the process renews it, expired once it
-// stops renewing (killed), and gone once it stops (deleted): only then may
-// another process take its pending operations over.
-func TestLease_AliveWhileRenewed(t *testing.T) {
+// A process's Lease reads alive while an action holds it, expired once the
+// process stops renewing it (killed, or no action held it since), and gone
+// once the process stops (deleted): only then may another process take its
+// pending operations over.
+func TestLease_AliveWhileHeld(t *testing.T) {
 	ctx := context.Background()
 	checker := &liveness.Checker{Leases: cs.CoordinationV1(), Namespace: "default"}
 	running := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: "default", Holder: "host_A.1f2e", Duration: 2 * time.Second, Renew: 300 * time.Millisecond}
 	killed := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: "default", Holder: "host-b.3c4d", Duration: 2 * time.Second}
-	for _, l := range []*liveness.Lease{running, killed} {
-		if err := l.Acquire(ctx); err != nil {
-			t.Fatal(err)
-		}
+	if err := killed.Acquire(ctx); err != nil {
+		t.Fatal(err)
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error)
@@ -54,12 +54,28 @@ func TestLease_AliveWhileRenewed(t *testing.T) {
 		}
 		return ok
 	}
+	exists := func(holder string) bool {
+		t.Helper()
+		_, err := cs.CoordinationV1().Leases("default").Get(ctx, liveness.Name(holder), metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	time.Sleep(time.Second)
+	if exists("host_A.1f2e") {
+		t.Fatal("a process that ran no action wrote its Lease")
+	}
+	release, err := running.Hold(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !alive("host_A.1f2e") || !alive("host-b.3c4d") {
 		t.Fatal("fresh Leases read as gone")
 	}
 	time.Sleep(3 * time.Second) // past the Duration: only renewing keeps a Lease fresh
 	if !alive("host_A.1f2e") {
-		t.Error("a renewed Lease reads as gone")
+		t.Error("a Lease held by an action reads as gone")
 	}
 	if alive("host-b.3c4d") {
 		t.Error("a Lease not renewed for longer than its duration reads as alive")
@@ -68,14 +84,40 @@ func TestLease_AliveWhileRenewed(t *testing.T) {
 		t.Error("a process without a Lease reads as alive")
 	}
 
+	release()
+	release() // twice is once
+	time.Sleep(3 * time.Second)
+	if alive("host_A.1f2e") {
+		t.Error("a Lease no action held for longer than its duration reads as alive")
+	}
+	again, err := running.Hold(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !alive("host_A.1f2e") {
+		t.Error("a Lease held again reads as gone")
+	}
+	again()
+
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoordinationV1().Leases("default").Get(ctx, liveness.Name("host_A.1f2e"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the Lease of a stopped process is still there (err %v)", err)
+	if exists("host_A.1f2e") {
+		t.Error("the Lease of a stopped process is still there")
 	}
 	if alive("host_A.1f2e") {
 		t.Error("a stopped process reads as alive")
+	}
+}
+
+// Hold fails, and no action may start, when the Lease cannot be written.
+func TestLease_HoldFailsWhenTheLeaseCannotBeWritten(t *testing.T) {
+	l := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: "no-such-namespace", Holder: "host-c.5e6f"}
+	if done, err := l.Hold(context.Background()); err == nil {
+		done()
+		t.Fatal("Hold succeeded in a namespace that does not exist")
+	} else if !strings.Contains(err.Error(), "before a Helm action") {
+		t.Errorf("Hold's error does not say what it was for: %v", err)
 	}
 }

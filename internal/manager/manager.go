@@ -85,13 +85,14 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	// This process's Lease first: the probe of sharded lists looks for it.
+	// This process's Lease is written while it runs Helm actions; a sharded
+	// process writes it first, as the probe of sharded lists looks for it.
 	holder := holderID()
-	lease, err := acquireLease(cs, leaseNamespace(opts), holder, opts.HolderLease)
+	lease, err := newLease(cs, leaseNamespace(opts), holder, opts.HolderLease, opts.Shard.Sharded())
 	if err != nil {
 		return nil, err
 	}
-	log.Info("Holding this process's Lease: pending revisions labeled with its holder are left alone while it lives",
+	log.Info("This process holds its Lease while it runs Helm actions: pending revisions labeled with its holder are left alone while it lives",
 		"holder", holder, "lease", leaseNamespace(opts)+"/"+liveness.Name(holder))
 	newInformer, err := shardInformers(cs, opts.Shard, leaseNamespace(opts), liveness.Name(holder), log)
 	if err != nil {
@@ -196,6 +197,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 			Hooks:      hooks,
 			Holder:     holder,
 			Holders:    holders,
+			Lease:      lease,
 			Client:     mgr.GetClient(),
 			Storage:    store,
 			Dependents: dependents,
@@ -247,12 +249,15 @@ func loadWatches(file string) ([]watches.Watch, error) {
 	return watches.Load(rudder.Files, rudder.WatchesFile)
 }
 
-// acquireLease takes this process's Lease (package liveness), which the
-// manager renews while it runs once added to it.
-func acquireLease(cs kubernetes.Interface, ns, holder string, d time.Duration) (*liveness.Lease, error) {
+// newLease returns this process's Lease (package liveness), which the
+// manager renews while actions hold it once added to it; created now when
+// acquire is set.
+func newLease(cs kubernetes.Interface, ns, holder string, d time.Duration, acquire bool) (*liveness.Lease, error) {
 	lease := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: ns, Holder: holder, Duration: d, Renew: d / 3}
-	if err := lease.Acquire(context.Background()); err != nil {
-		return nil, err
+	if acquire {
+		if err := lease.Acquire(context.Background()); err != nil {
+			return nil, err
+		}
 	}
 	return lease, nil
 }

@@ -34,6 +34,17 @@ const (
 	stepGated        step = "gated"         // a hook holds the upgrade until it has done something first (a backup)
 )
 
+// writesRevision reports whether step st runs a Helm action that stores a
+// revision, pending until the action ends: the process's Lease is held
+// while it runs (Reconciler.Lease), so that no other process unlocks it.
+func (st step) writesRevision() bool {
+	switch st {
+	case stepInstall, stepReinstall, stepUpgrade, stepUninstall, stepRollback, stepRemediate, stepDropInstall:
+		return true
+	}
+	return false
+}
+
 // digests identify what a revision was made from.
 type digests struct{ values, chart string }
 

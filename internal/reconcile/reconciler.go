@@ -71,6 +71,11 @@ type Reconciler struct {
 	Holders interface {
 		Alive(ctx context.Context, holder string) (bool, error)
 	}
+	// Lease is this process's Lease (liveness.Lease), held while a step runs
+	// a Helm action that may leave a revision pending; nil holds nothing.
+	Lease interface {
+		Hold(ctx context.Context) (done func(), err error)
+	}
 
 	chartDigest string
 	watcher     *dependentWatcher
@@ -128,6 +133,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.reportOutOfBand(ctx, o)
 	if st != stepUninstall && st != stepNone {
 		r.assess(ctx, o, false) // the serving revision's health, whatever the step does
+	}
+	if st.writesRevision() && r.Lease != nil {
+		done, err := r.Lease.Hold(ctx)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		defer done()
 	}
 	res, err := r.run(ctx, st, o)
 	if err != nil && namespaceTerminating(err) {

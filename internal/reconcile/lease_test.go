@@ -1,0 +1,45 @@
+package reconcile_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/liveness"
+	"github.com/rudder-operator/rudder/internal/reconcile"
+	"github.com/rudder-operator/rudder/internal/testenv"
+)
+
+// An install holds the process's Lease: the holder a revision names has a
+// Lease written no later than the revision, so another process reads it as
+// alive while the revision is pending. (An unsharded process writes its Lease
+// for actions only; none is written at start.)
+func TestReconciler_ActionHoldsTheProcessLease(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "leased", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	var rev corev1.Secret
+	testenv.Eventually(t, "revision 1 stored", func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sh.helm.release.v1.webapp-leased.v1"}, &rev)
+	})
+	holder := rev.Labels[reconcile.LabelHolder]
+	if holder == "" {
+		t.Fatalf("revision 1 has no %s label: %v", reconcile.LabelHolder, rev.Labels)
+	}
+	var lease coordinationv1.Lease
+	testenv.Eventually(t, "the holder's Lease", func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: liveness.Name(holder)}, &lease)
+	})
+	// The Secret's creation time has whole seconds only.
+	if acquired := lease.Spec.AcquireTime; acquired == nil || acquired.After(rev.CreationTimestamp.Add(time.Second)) {
+		t.Errorf("Lease %s acquired at %v, after revision 1 was stored at %v", lease.Name, acquired, rev.CreationTimestamp)
+	}
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != holder {
+		t.Errorf("Lease %s holder %v, want %s", lease.Name, fmt.Sprint(lease.Spec.HolderIdentity), holder)
+	}
+}
