@@ -9,7 +9,9 @@
 # script starts is stopped when it ends, pass or fail, unless
 # RUDDER_KEEP_CLUSTER=1. The tests find the cluster through KUBECONFIG and the
 # operator binaries through RUDDER_MANAGER_BIN and RUDDER_BASELINE_BIN (the
-# benchmark's baseline). Exits with go test's status.
+# benchmark's baseline), bin/manager and bin/baseline unless set (a wrapper
+# script can run the manager with another environment). Exits with go test's
+# status.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -86,7 +88,7 @@ main() {
 
   local status=0 output
   output=$(mktemp -t rudder-e2e-output.XXXXXX)
-  KUBECONFIG=$CLUSTER/kubeconfig RUDDER_MANAGER_BIN=$ROOT/bin/manager RUDDER_BASELINE_BIN=$ROOT/bin/baseline \
+  KUBECONFIG=$CLUSTER/kubeconfig RUDDER_MANAGER_BIN=${RUDDER_MANAGER_BIN:-$ROOT/bin/manager} RUDDER_BASELINE_BIN=${RUDDER_BASELINE_BIN:-$ROOT/bin/baseline} \
     go test -count=1 -timeout "$timeout" "${args[@]}" 2>&1 | tee "$output" || status=$?
 
   if ((status != 0)); then
