@@ -118,7 +118,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	if err != nil {
 		return fmt.Errorf("encoding status: %w", err)
 	}
-	patched := o.obj.DeepCopy()
+	// Only the answer's resourceVersion is read: asked for as metadata, the
+	// patched resource is neither encoded whole by the API server nor decoded
+	// whole here (in a churn profile, decoding it was 7 % of rudder's CPU).
+	patched := &metav1.PartialObjectMetadata{}
+	patched.SetGroupVersionKind(o.obj.GroupVersionKind())
+	patched.SetNamespace(o.obj.GetNamespace())
+	patched.SetName(o.obj.GetName())
 	if err := r.Client.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
