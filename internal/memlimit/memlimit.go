@@ -13,10 +13,10 @@ import (
 	"github.com/go-logr/logr"
 )
 
-// Ratio is the share of the container's memory limit Go may use: the rest
+// ratio is the share of the container's memory limit Go may use: the rest
 // is for the binary's own pages (about 45 MiB of rudder's) and the memory
 // Go does not count.
-const Ratio = 0.9
+const ratio = 0.9
 
 // Files of the memory limit under a cgroup root: cgroup v2's, then v1's.
 var files = []string{"memory.max", "memory/memory.limit_in_bytes"}
@@ -24,9 +24,9 @@ var files = []string{"memory.max", "memory/memory.limit_in_bytes"}
 // unlimited is where cgroup v1 reports no limit (a page-rounded MaxInt64).
 const unlimited = int64(1) << 62
 
-// Limit reads the memory limit of the cgroup mounted at root (in a
+// limit reads the memory limit of the cgroup mounted at root (in a
 // container, /sys/fs/cgroup is its own). ok is false when there is none.
-func Limit(root string) (limit int64, ok bool, err error) {
+func limit(root string) (limit int64, ok bool, err error) {
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(root, f))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -48,7 +48,7 @@ func Limit(root string) (limit int64, ok bool, err error) {
 	return 0, false, nil
 }
 
-// Set gives Go a soft memory limit of Ratio times the container's limit,
+// Set gives Go a soft memory limit of ratio times the container's limit,
 // read under root, unless $GOMEMLIMIT sets one already (Go applied it at
 // start), and logs the limit in force. It returns the limit it set, 0 when
 // none.
@@ -57,7 +57,7 @@ func Set(root string, log logr.Logger) int64 {
 		log.Info("Go's soft memory limit is $GOMEMLIMIT's", "GOMEMLIMIT", v)
 		return 0
 	}
-	limit, ok, err := Limit(root)
+	hard, ok, err := limit(root)
 	if err != nil {
 		log.Error(err, "Cannot read the container's memory limit; Go's memory limit is left unset")
 		return 0
@@ -65,9 +65,9 @@ func Set(root string, log logr.Logger) int64 {
 	if !ok {
 		return 0
 	}
-	soft := int64(float64(limit) * Ratio)
+	soft := int64(float64(hard) * ratio)
 	debug.SetMemoryLimit(soft)
-	log.Info("Go's soft memory limit is 90% of the container's memory limit; $GOMEMLIMIT sets another",
-		"containerLimitBytes", limit, "goLimitBytes", soft)
+	log.Info("Go's soft memory limit is a share of the container's memory limit; $GOMEMLIMIT sets another",
+		"containerLimitBytes", hard, "goLimitBytes", soft, "share", ratio)
 	return soft
 }

@@ -40,15 +40,15 @@ func TestLimit(t *testing.T) {
 		{"not a number", "memory.max", "lots\n", 0, false, `"lots" is not a number of bytes`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			limit, ok, err := Limit(cgroup(t, tc.file, tc.content))
+			got, ok, err := limit(cgroup(t, tc.file, tc.content))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want one saying %s", err, tc.err)
 				}
 				return
 			}
-			if err != nil || limit != tc.limit || ok != tc.ok {
-				t.Errorf("Limit = %d, %t, %v; want %d, %t", limit, ok, err, tc.limit, tc.ok)
+			if err != nil || got != tc.limit || ok != tc.ok {
+				t.Errorf("limit = %d, %t, %v; want %d, %t", got, ok, err, tc.limit, tc.ok)
 			}
 		})
 	}
@@ -61,7 +61,7 @@ func TestSet(t *testing.T) {
 
 	t.Setenv("GOMEMLIMIT", "")
 	gib := int64(1 << 30)
-	if got, want := Set(root, logr.Discard()), int64(float64(gib)*Ratio); got != want || debug.SetMemoryLimit(-1) != want {
+	if got, want := Set(root, logr.Discard()), int64(float64(gib)*ratio); got != want || debug.SetMemoryLimit(-1) != want {
 		t.Errorf("Set = %d, Go's limit %d; want %d for a 1 GiB container", got, debug.SetMemoryLimit(-1), want)
 	}
 

@@ -1,7 +1,6 @@
 package reconcile_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -39,7 +38,11 @@ func TestReconciler_ActionHoldsTheProcessLease(t *testing.T) {
 	if acquired := lease.Spec.AcquireTime; acquired == nil || acquired.After(rev.CreationTimestamp.Add(time.Second)) {
 		t.Errorf("Lease %s acquired at %v, after revision 1 was stored at %v", lease.Name, acquired, rev.CreationTimestamp)
 	}
-	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != holder {
-		t.Errorf("Lease %s holder %v, want %s", lease.Name, fmt.Sprint(lease.Spec.HolderIdentity), holder)
+	if h := lease.Spec.HolderIdentity; h == nil || *h != holder {
+		got := "none"
+		if h != nil {
+			got = *h
+		}
+		t.Errorf("Lease %s holder %s, want %s", lease.Name, got, holder)
 	}
 }
