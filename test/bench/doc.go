@@ -19,6 +19,12 @@
 // VmHWM; peak Go heap and API requests come from the operators' metrics
 // endpoints (go_memstats_heap_inuse_bytes sampled every 10 s,
 // rest_client_requests_total) and from the applier's own counting transport.
+// On the local cluster (KUBECONFIG is bin/cluster/kubeconfig), the cold
+// install and the change wave also count the CPU the control plane's
+// processes used meanwhile (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler and kwok, by the pids hack/cluster-up.sh records), and the
+// share of the machine's CPU time that was busy (/proc/stat): the work each
+// column gave the control plane, and whether the cores were saturated.
 // "Ready" is the same for every column: every Deployment rolled out with the
 // wanted image and all replicas ready; for rudder also every WebApp Running.
 // A restarted operator has settled once it reconciled every WebApp, its work

@@ -109,8 +109,11 @@ func (p *process) kill() {
 }
 
 // cpu returns the CPU-seconds (user and system) the running process has used.
-func (p *process) cpu() (float64, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid()))
+func (p *process) cpu() (float64, error) { return pidCPU(p.pid()) }
+
+// pidCPU returns the CPU-seconds (user and system) process pid has used.
+func pidCPU(pid int) (float64, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}

@@ -23,10 +23,10 @@ type result struct {
 	// N is the number of WebApps the scenarios ran with.
 	N int
 
-	ColdWall, ColdCPU float64
+	// Cold and Wave are the cold install and the change wave, until all Ready.
+	Cold, Wave spent
 	// IdleCPUPerMin and ChurnCPUPerMin are CPU-seconds per minute.
 	IdleCPUPerMin, ChurnCPUPerMin float64
-	WaveWall, WaveCPU             float64
 
 	RestartWall, RestartCPU float64
 	// RestartRequests are the API requests of the restarted process until it
@@ -36,7 +36,8 @@ type result struct {
 	// the metrics endpoint does not have it.
 	RestartDecodes *float64
 
-	DeleteWall, DeleteCPU float64
+	// Delete is delete all, until every object is gone.
+	Delete spent
 
 	PeakRSS, PeakHeap float64
 	// Requests are the API requests over scenarios 1–3 (cold install, idle
@@ -44,11 +45,14 @@ type result struct {
 	Requests counts
 }
 
+// notSpent is a scenario's cost before it is measured.
+var notSpent = spent{wall: notApplicable, cpu: notApplicable, controlPlane: notApplicable, busy: notApplicable}
+
 // newResult returns a result whose every figure is notApplicable until set.
 func newResult(n int) *result {
 	na := notApplicable
 	return &result{
-		N: n, ColdWall: na, ColdCPU: na, IdleCPUPerMin: na, ChurnCPUPerMin: na, WaveWall: na, WaveCPU: na,
-		RestartWall: na, RestartCPU: na, DeleteWall: na, DeleteCPU: na, PeakRSS: na, PeakHeap: na,
+		N: n, Cold: notSpent, IdleCPUPerMin: na, ChurnCPUPerMin: na, Wave: notSpent,
+		RestartWall: na, RestartCPU: na, Delete: notSpent, PeakRSS: na, PeakHeap: na,
 	}
 }

@@ -47,12 +47,13 @@ func runBench(ctx context.Context, cfg config) (map[string]*result, config, erro
 		return results, cfg, err
 	}
 	fmt.Fprintf(os.Stderr, "bench: %d WebApps, replicas %d, columns %v; operator logs in %s\n", cfg.N, cfg.Replicas, cfg.Columns, logDir)
+	cp := findControlPlane(root)
 	for i, name := range cfg.Columns {
 		col, err := newColumn(name, root, logDir)
 		if err != nil {
 			return results, cfg, err
 		}
-		res, err := runColumn(ctx, c, cfg, col, i == len(cfg.Columns)-1)
+		res, err := runColumn(ctx, c, cfg, col, cp, i == len(cfg.Columns)-1)
 		if err != nil {
 			return results, cfg, err
 		}
@@ -83,11 +84,12 @@ func newColumn(name, root, logDir string) (*column, error) {
 }
 
 // runColumn runs the scenarios of one column in a namespace of its own,
-// starting its operator first and stopping it after, then deletes the
+// starting its operator first and stopping it after (cp is the control
+// plane whose CPU the scenarios count), then deletes the
 // namespace: waiting until it is gone, unless last, so that the next column
 // finds the cluster as this one did. On failure it leaves nothing behind that
 // blocks the namespace's deletion.
-func runColumn(ctx context.Context, c client.Client, cfg config, col *column, last bool) (*result, error) {
+func runColumn(ctx context.Context, c client.Client, cfg config, col *column, cp *controlPlane, last bool) (*result, error) {
 	ns, err := newNamespace(ctx, c, col.name)
 	if err != nil {
 		return nil, err
@@ -97,7 +99,7 @@ func runColumn(ctx context.Context, c client.Client, cfg config, col *column, la
 			return nil, errors.Join(err, abandon(ctx, c, col, ns))
 		}
 	}
-	s := &scenarioRun{c: c, cfg: cfg, col: col, ns: ns}
+	s := &scenarioRun{c: c, cfg: cfg, col: col, cp: cp, ns: ns}
 	res, err := s.run(ctx)
 	if col.op != nil && col.op.proc.running() {
 		if stopErr := col.op.stop(); stopErr != nil && err == nil {

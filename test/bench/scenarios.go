@@ -41,6 +41,7 @@ type scenarioRun struct {
 	c   client.Client
 	cfg config
 	col *column
+	cp  *controlPlane
 	ns  string
 	res *result
 }
@@ -84,27 +85,44 @@ func (s *scenarioRun) run(ctx context.Context) (*result, error) {
 	return s.res, nil
 }
 
-// measure runs act, then waits for done from act's start; it returns the
-// wall time until done and the CPU-seconds the column used meanwhile.
-func (s *scenarioRun) measure(ctx context.Context, what string, act func(context.Context) error, done check) (wall, cpu float64, err error) {
+// spent is what a measured scenario cost: its wall time in seconds, the
+// column's CPU-seconds, the control plane's CPU-seconds (NaN off the local
+// cluster) and the share of the machine's CPU time that was busy.
+type spent struct{ wall, cpu, controlPlane, busy float64 }
+
+// measure runs act, then waits for done from act's start; it returns what
+// that cost until done.
+func (s *scenarioRun) measure(ctx context.Context, what string, act func(context.Context) error, done check) (spent, error) {
 	before, err := s.col.usage()
 	if err != nil {
-		return 0, 0, err
+		return spent{}, err
+	}
+	cp0 := s.cp.cpu()
+	m0, err := machineCPU()
+	if err != nil {
+		return spent{}, err
 	}
 	start := time.Now()
 	if err := act(ctx); err != nil {
-		return 0, 0, err
+		return spent{}, err
 	}
 	d, err := waitFor(ctx, start, s.cfg.timeout(), what, done)
 	if err != nil {
-		return 0, 0, err
+		return spent{}, err
 	}
 	after, err := s.col.usage()
 	if err != nil {
-		return 0, 0, err
+		return spent{}, err
 	}
-	s.logf("%s: done in %.1fs, %.1f CPU-s", what, d.Seconds(), after.cpu-before.cpu)
-	return d.Seconds(), after.cpu - before.cpu, nil
+	m1, err := machineCPU()
+	if err != nil {
+		return spent{}, err
+	}
+	cpCPU, cpParts := s.cp.cpuSince(cp0)
+	sp := spent{wall: d.Seconds(), cpu: after.cpu - before.cpu, controlPlane: cpCPU, busy: busyShare(m0, m1)}
+	s.logf("%s: done in %.1fs, %.1f CPU-s; control plane %.1f CPU-s (%s); machine %.0f%% busy",
+		what, sp.wall, sp.cpu, sp.controlPlane, cpParts, 100*sp.busy)
+	return sp, nil
 }
 
 // ready is the convergence of every scenario that ends with all WebApps
@@ -125,7 +143,7 @@ func (s *scenarioRun) ready(image string) check {
 // coldInstall creates N WebApps (the floor applies their objects) and waits
 // until all are Ready.
 func (s *scenarioRun) coldInstall(ctx context.Context) (err error) {
-	s.res.ColdWall, s.res.ColdCPU, err = s.measure(ctx, "cold install", func(ctx context.Context) error {
+	s.res.Cold, err = s.measure(ctx, "cold install", func(ctx context.Context) error {
 		if s.col.floor != nil {
 			return s.col.floor.run(ctx, s.floorJob("apply", s.cfg.Image))
 		}
@@ -172,7 +190,7 @@ func (s *scenarioRun) idleAndChurn(ctx context.Context) error {
 // changeWave sets the new image on every WebApp (the floor applies the
 // objects again with it) and waits until all are rolled out and Ready.
 func (s *scenarioRun) changeWave(ctx context.Context) (err error) {
-	s.res.WaveWall, s.res.WaveCPU, err = s.measure(ctx, "change wave", func(ctx context.Context) error {
+	s.res.Wave, err = s.measure(ctx, "change wave", func(ctx context.Context) error {
 		if s.col.floor != nil {
 			return s.col.floor.run(ctx, s.floorJob("apply", s.cfg.NewImage))
 		}
@@ -222,7 +240,7 @@ func (s *scenarioRun) restart(ctx context.Context) error {
 // deleteAll deletes the N WebApps (the floor deletes their objects) and
 // waits until no WebApp, Deployment, Service or Helm release Secret is left.
 func (s *scenarioRun) deleteAll(ctx context.Context) (err error) {
-	s.res.DeleteWall, s.res.DeleteCPU, err = s.measure(ctx, "delete all", func(ctx context.Context) error {
+	s.res.Delete, err = s.measure(ctx, "delete all", func(ctx context.Context) error {
 		if s.col.floor != nil {
 			return s.col.floor.run(ctx, s.floorJob("delete", s.cfg.NewImage))
 		}

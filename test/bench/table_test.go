@@ -19,14 +19,14 @@ func lineOf(t *testing.T, table, label string) string {
 
 func TestFormatTable(t *testing.T) {
 	floor := newResult(1000)
-	floor.ColdWall, floor.ColdCPU, floor.PeakRSS = 100, 20, 50<<20
+	floor.Cold.wall, floor.Cold.cpu, floor.PeakRSS = 100, 20, 50<<20
 	floor.Requests = counts{"PATCH": 2000}
 	baseline := newResult(1000)
-	baseline.ColdWall, baseline.ColdCPU, baseline.IdleCPUPerMin, baseline.PeakRSS = 120, 140, 68, 200<<20
+	baseline.Cold.wall, baseline.Cold.cpu, baseline.IdleCPUPerMin, baseline.PeakRSS = 120, 140, 68, 200<<20
 	baseline.RestartRequests = counts{"GET": 50, "PATCH": 1000}
 	baseline.Requests = counts{"GET": 3000, "PATCH": 5000}
 	rudder := newResult(1000)
-	rudder.ColdWall, rudder.ColdCPU, rudder.IdleCPUPerMin, rudder.PeakRSS = 105, 30, 0.4, 120<<20
+	rudder.Cold.wall, rudder.Cold.cpu, rudder.IdleCPUPerMin, rudder.PeakRSS = 105, 30, 0.4, 120<<20
 	rudder.RestartRequests = counts{"GET": 40}
 	decodes := 1000.0
 	rudder.RestartDecodes = &decodes
