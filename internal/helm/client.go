@@ -115,6 +115,13 @@ type Spec struct {
 	// then: Helm's replace also marks a newest revision that is pending
 	// superseded, which would break another writer's install in flight.
 	Replace bool
+	// Unstored says the caller's storage cache holds no revision of the
+	// release, so Install need not ask the API server (Helm lists the
+	// namespace's storage Secrets of the release to check the name is free).
+	// A cache that lags is still safe: the new revision's Secret is created,
+	// never overwritten, so an existing one fails the install before any
+	// object is applied.
+	Unstored bool
 }
 
 // Install installs a new release. On failure the returned release, when not
@@ -129,8 +136,20 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	// The API server validates every object; Helm's client-side validation
 	// would download and decode the OpenAPI document of each group first.
 	in.DisableOpenAPIValidation = true
+	if s.Unstored && !s.Replace {
+		restore := c.assumeUnstored(s.Name)
+		defer restore()
+	}
 	rel, err := in.RunWithContext(ctx, s.Chart, s.Values)
 	return fromHelm(c.stored(rel, err)), err
+}
+
+// assumeUnstored makes the Client's storage answer that release name has no
+// history, without a request, until the returned func restores it.
+func (c *Client) assumeUnstored(name string) (restore func()) {
+	d := c.cfg.Releases.Driver
+	c.cfg.Releases.Driver = unstored{Driver: d, name: name}
+	return func() { c.cfg.Releases.Driver = d }
 }
 
 // stored returns rel, the release an action returned, unless the action
