@@ -29,6 +29,7 @@ type Getter struct {
 	rcg       *restClientGetter
 	clientset kubernetes.Interface
 	caps      *capabilities
+	schemas   *schemas
 	log       logr.Logger
 }
 
@@ -44,7 +45,7 @@ func NewGetter(cfg *rest.Config, mapper meta.RESTMapper, log logr.Logger) (*Gett
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
 	caps := &capabilities{discovery: rcg.discovery, now: time.Now}
-	return &Getter{rcg: rcg, clientset: cs, caps: caps, log: log}, nil
+	return &Getter{rcg: rcg, clientset: cs, caps: caps, schemas: &schemas{}, log: log}, nil
 }
 
 // For returns a Client for the releases stored in namespace ns. A Client is
@@ -68,7 +69,7 @@ func (g *Getter) For(ns string) (*Client, error) {
 		Log:              debug,
 		HookOutputFunc:   func(_, _, _ string) io.Writer { return io.Discard },
 	}
-	return &Client{cfg: cfg, namespace: ns}, nil
+	return &Client{cfg: cfg, namespace: ns, schemas: g.schemas}, nil
 }
 
 // reachable is Helm's kube client without its reachability check, a new
@@ -94,6 +95,7 @@ func (g *Getter) store(ns string, log func(string, ...any)) *storage.Storage {
 type Client struct {
 	cfg       *action.Configuration
 	namespace string
+	schemas   *schemas
 }
 
 // Spec is what a release should be.
@@ -136,6 +138,12 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	// The API server validates every object; Helm's client-side validation
 	// would download and decode the OpenAPI document of each group first.
 	in.DisableOpenAPIValidation = true
+	if handled, err := c.schemas.validate(s.Chart, s.Values); handled {
+		if err != nil {
+			return nil, err
+		}
+		in.SkipSchemaValidation = true // validated above, with the schema compiled once
+	}
 	if s.Unstored && !s.Replace {
 		restore := c.assumeUnstored(s.Name)
 		defer restore()
@@ -175,6 +183,12 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 	up.PostRenderer = s.PostRenderer
 	up.MaxHistory = s.MaxHistory
 	up.DisableOpenAPIValidation = true // as for Install
+	if handled, err := c.schemas.validate(s.Chart, s.Values); handled {
+		if err != nil {
+			return nil, err
+		}
+		up.SkipSchemaValidation = true // as for Install
+	}
 	rel, err := up.RunWithContext(ctx, s.Name, s.Chart, s.Values)
 	return fromHelm(c.stored(rel, err)), err
 }
