@@ -2,11 +2,16 @@ package helm
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -103,4 +108,75 @@ func TestSecretsDriver_DeleteOfARevisionAlreadyGone(t *testing.T) {
 	if _, err := st.Delete("webapp-gone", 3); err != nil {
 		t.Errorf("deleting a revision that never was: %v", err)
 	}
+}
+
+// A release is stored as two gzip members, the chart's compressed once and
+// kept; Helm's driver reads it back whole, with or without a chart.
+func TestEncodeRelease_ChartMemberIsKeptAndReadByHelm(t *testing.T) {
+	chrt, err := loader.Load("../../charts/webapp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := fake.NewClientset().CoreV1().Secrets("shop")
+	ours, helms := newSecretsDriver(secrets), driver.NewSecrets(secrets)
+	before := len(compressedCharts.byDigest)
+	for v, rel := range []*release.Release{
+		{Name: "a", Namespace: "shop", Version: 1, Chart: chrt, Info: &release.Info{Status: release.StatusDeployed}, Manifest: "---\nkind: Service\n"},
+		{Name: "b", Namespace: "shop", Version: 2, Chart: chrt, Info: &release.Info{Status: release.StatusPendingInstall}, Config: map[string]any{"port": float64(80)}},
+		{Name: "c", Namespace: "shop", Version: 3, Info: &release.Info{Status: release.StatusFailed}},
+	} {
+		key := fmt.Sprintf("sh.helm.release.v1.%s.v%d", rel.Name, v+1)
+		if err := ours.Create(key, rel); err != nil {
+			t.Fatal(err)
+		}
+		got, err := helms.Get(key)
+		if err != nil {
+			t.Fatalf("%s: Helm's driver cannot read it: %v", rel.Name, err)
+		}
+		if got.Name != rel.Name || got.Version != rel.Version || got.Manifest != rel.Manifest || !reflect.DeepEqual(got.Config, rel.Config) {
+			t.Errorf("%s: Helm read %+v, want %+v", rel.Name, got, rel)
+		}
+		if (rel.Chart == nil) != (got.Chart == nil) ||
+			rel.Chart != nil && (!reflect.DeepEqual(got.Chart.Metadata, rel.Chart.Metadata) || !reflect.DeepEqual(got.Chart.Templates, rel.Chart.Templates) ||
+				!reflect.DeepEqual(got.Chart.Schema, rel.Chart.Schema)) {
+			t.Errorf("%s: Helm read another chart than was stored", rel.Name)
+		}
+	}
+	if n := len(compressedCharts.byDigest) - before; n != 1 {
+		t.Errorf("%d chart members compressed for two releases of one chart, want 1", n)
+	}
+}
+
+// BenchmarkEncodeRelease compares encoding a WebApp's release as one gzip
+// member, as Helm does, with rudder's two, the chart's kept.
+func BenchmarkEncodeRelease(b *testing.B) {
+	chrt, err := loader.Load("../../charts/webapp")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rel := &release.Release{Name: "webapp-front", Namespace: "shop", Version: 1, Chart: chrt,
+		Info: &release.Info{Status: release.StatusDeployed}, Config: map[string]any{"image": "nginx:1.25", "port": float64(80)},
+		Manifest: strings.Repeat("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: front\n", 40)}
+	b.Run("one member", func(b *testing.B) {
+		for b.Loop() {
+			js, err := json.Marshal(rel)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := compress(js)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(base64.StdEncoding.EncodedLen(len(out))), "stored-bytes")
+		}
+	})
+	b.Run("chart member kept", func(b *testing.B) {
+		for b.Loop() {
+			out, err := encodeRelease(rel)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(len(out)), "stored-bytes")
+		}
+	})
 }
