@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
@@ -34,14 +33,7 @@ func TestHelmInstall_UnstoredListsNothingAndOverwritesNothing(t *testing.T) {
 			return rt.RoundTrip(req)
 		})
 	})
-	g, err := helm.NewGetter(cfg, k8s.RESTMapper(), logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := g.For(ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := helmClientOf(t, cfg, ns)
 	chrt, err := loader.Load("testdata/charts/remedy")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/helm"
@@ -236,7 +237,13 @@ func handRollback(t *testing.T, ns, release string, to int) {
 
 func helmClient(t *testing.T, ns string) *helm.Client {
 	t.Helper()
-	g, err := helm.NewGetter(restCfg, k8s.RESTMapper(), logr.Discard())
+	return helmClientOf(t, restCfg, ns)
+}
+
+// helmClientOf is helmClient talking through cfg.
+func helmClientOf(t *testing.T, cfg *rest.Config, ns string) *helm.Client {
+	t.Helper()
+	g, err := helm.NewGetter(cfg, k8s.RESTMapper(), logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
