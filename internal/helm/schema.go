@@ -48,6 +48,7 @@ func (s *schemas) validate(chrt *chart.Chart, vals map[string]any) (handled bool
 	}
 	if err := schema.Validate(coalesced.AsMap()); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "jsonschema validation failed with '"+schemaURL+"#'\n")
+		//nolint:staticcheck // Helm's error, word for word, ends with a newline.
 		return true, fmt.Errorf("values don't meet the specifications of the schema(s) in the following chart(s):\n%s:\n%s\n", chrt.Name(), msg)
 	}
 	return true, nil
