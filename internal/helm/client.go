@@ -138,12 +138,12 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	// The API server validates every object; Helm's client-side validation
 	// would download and decode the OpenAPI document of each group first.
 	in.DisableOpenAPIValidation = true
-	if handled, err := c.schemas.validate(s.Chart, s.Values); handled {
-		if err != nil {
-			return nil, err
-		}
-		in.SkipSchemaValidation = true // validated above, with the schema compiled once
+	// Helm would compile the values schema again for every install.
+	skip, err := c.schemas.validate(s.Chart, s.Values)
+	if err != nil {
+		return nil, err
 	}
+	in.SkipSchemaValidation = skip
 	if s.Unstored && !s.Replace {
 		restore := c.assumeUnstored(s.Name)
 		defer restore()
@@ -183,12 +183,11 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 	up.PostRenderer = s.PostRenderer
 	up.MaxHistory = s.MaxHistory
 	up.DisableOpenAPIValidation = true // as for Install
-	if handled, err := c.schemas.validate(s.Chart, s.Values); handled {
-		if err != nil {
-			return nil, err
-		}
-		up.SkipSchemaValidation = true // as for Install
+	skip, err := c.schemas.validate(s.Chart, s.Values)
+	if err != nil {
+		return nil, err
 	}
+	up.SkipSchemaValidation = skip // as for Install
 	rel, err := up.RunWithContext(ctx, s.Name, s.Chart, s.Values)
 	return fromHelm(c.stored(rel, err)), err
 }

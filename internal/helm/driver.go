@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -187,8 +188,9 @@ func encodeRelease(rls *release.Release) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, base64.StdEncoding.EncodedLen(len(head)+len(tail)))
-	base64.StdEncoding.Encode(out, append(append(make([]byte, 0, len(head)+len(tail)), head...), tail...))
+	raw := append(slices.Clip(head), tail...) // a copy: head is the cache's
+	out := make([]byte, base64.StdEncoding.EncodedLen(len(raw)))
+	base64.StdEncoding.Encode(out, raw)
 	return out, nil
 }
 

@@ -30,9 +30,9 @@ type schemas struct {
 const schemaURL = "file:///values.schema.json"
 
 // validate validates vals, the values given to an install or upgrade of
-// chrt. handled is false when Helm must validate them instead; otherwise err
-// is Helm's error for them, word for word, or nil.
-func (s *schemas) validate(chrt *chart.Chart, vals map[string]any) (handled bool, err error) {
+// chrt, and says whether Helm may skip its own validation: false when Helm
+// must validate them instead. err is Helm's error for them, word for word.
+func (s *schemas) validate(chrt *chart.Chart, vals map[string]any) (validated bool, err error) {
 	if chrt.Schema == nil || len(chrt.Dependencies()) > 0 || len(vals) == 0 {
 		// No schema; subcharts; or no values, which an upgrade replaces by the
 		// current revision's.
