@@ -297,17 +297,21 @@ func withoutNulls(labels map[string]string) map[string]string {
 }
 
 // Unlock marks a pending revision as failed, so that a release whose writer
-// died mid-operation can move on. A revision no longer pending is left as it
-// is, and Unlock reports false.
-func (c *Client) Unlock(name string, revision int, description string) (bool, error) {
+// died mid-operation can move on, and removes the labels named drop from it.
+// A revision no longer pending is left as it is, and Unlock reports false.
+func (c *Client) Unlock(name string, revision int, description string, drop ...string) (bool, error) {
 	rel, err := c.cfg.Releases.Get(name, revision)
 	if err != nil {
 		return false, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
 	}
-	if !rel.Info.Status.IsPending() {
+	// Helm's IsPending leaves out an uninstall under way.
+	if !rel.Info.Status.IsPending() && rel.Info.Status != release.StatusUninstalling {
 		return false, nil
 	}
 	rel.SetStatus(release.StatusFailed, description)
+	for _, k := range drop {
+		delete(rel.Labels, k)
+	}
 	if err := c.cfg.Releases.Update(rel); err != nil {
 		return false, fmt.Errorf("unlocking release %q revision %d: %w", name, revision, err)
 	}

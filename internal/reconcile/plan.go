@@ -195,8 +195,9 @@ func stuckRelease(f facts) bool {
 // in flight. helm upgrade and helm rollback copy rudder's labels from an
 // older revision, holder included; only the revision mark tells: rudder's
 // install or upgrade carries its own number in LabelRevision, rudder's
-// rollback in LabelRollbackAs. An uninstall is only ever finished by the
-// uninstall step of a deleted resource.
+// rollback in LabelRollbackAs, rudder's uninstall of a release its resource
+// still wants in LabelUninstallOf. A deleted resource's uninstall needs no
+// mark: its uninstall step runs it again.
 //
 // Held by this process (self), it is left: the reconciles of one resource
 // never overlap and each Helm action ends within its reconcile, so an
@@ -214,6 +215,8 @@ func leftByRudder(rev *storage.Revision, self string) bool {
 		return rev.Labels[LabelRevision] == own
 	case "pending-rollback":
 		return rev.Labels[LabelRollbackAs] == own
+	case "uninstalling":
+		return rev.Labels[LabelUninstallOf] == own
 	default:
 		return false
 	}

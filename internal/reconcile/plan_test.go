@@ -47,6 +47,13 @@ func rollingBackAs(r *storage.Revision, n int) *storage.Revision {
 	return r
 }
 
+// uninstallOf is r with the LabelUninstallOf rudder puts on revision n before
+// it uninstalls a release its resource still wants.
+func uninstallOf(r *storage.Revision, n int) *storage.Revision {
+	r.Labels[LabelUninstallOf] = strconv.Itoa(n)
+	return r
+}
+
 func held(r *storage.Revision, holder string) *storage.Revision {
 	r.Labels[LabelHolder] = holder
 	return r
@@ -94,6 +101,10 @@ func TestPlan(t *testing.T) {
 		{name: "rollback by rudder, stopped before relabeling it: not out of band", f: facts{caughtUp: true, self: "me", want: v1, latest: rollingBackAs(byHand(rev(3, "deployed", v1), 1), 3), deployed: rollingBackAs(byHand(rev(3, "deployed", v1), 1), 3)}, want: stepNone},
 		{name: "rollback by hand to the same revision: out of band", f: facts{caughtUp: true, self: "me", want: v1, latest: byHand(rev(3, "deployed", v1), 1), deployed: byHand(rev(3, "deployed", v1), 1)}, want: stepUpgrade},
 		{name: "uninstall by hand of a revision rudder wrote", f: facts{caughtUp: true, self: "me", want: v2, latest: held(rev(2, "uninstalling", v2), "gone"), deployed: rev(1, "superseded", v1)}, want: stepWait},
+		{name: "reinstall's uninstall left by a rudder that is gone", f: facts{caughtUp: true, self: "me", want: v2, latest: uninstallOf(held(rev(1, "uninstalling", v1), "gone"), 1)}, want: stepUnlock},
+		{name: "reinstall's uninstall left by this process", f: facts{caughtUp: true, self: "me", want: v2, latest: uninstallOf(held(rev(1, "uninstalling", v1), "me"), 1)}, want: stepUnlock},
+		{name: "reinstall's uninstall by a rudder that runs", f: facts{caughtUp: true, self: "me", holderAlive: true, want: v2, latest: uninstallOf(held(rev(1, "uninstalling", v1), "peer"), 1)}, want: stepWait},
+		{name: "uninstall by hand, rudder's uninstall mark copied by helm upgrade", f: facts{caughtUp: true, self: "me", want: v2, latest: uninstallOf(byHand(held(rev(3, "uninstalling", v2), "gone"), 2), 2), deployed: rev(1, "superseded", v1)}, want: stepWait},
 		{name: "first install failed, spec changed", f: facts{caughtUp: true, want: v2, latest: rev(1, "failed", v1)}, want: stepReinstall},
 		{name: "upgrade canceled half-way, none deployed", f: facts{caughtUp: true, want: v2, latest: rev(2, "failed", v2), everDeployed: true, failures: 1}, want: stepUpgrade},
 		{name: "failed upgrade, spec reverted to deployed", f: facts{caughtUp: true, want: v1, latest: rev(2, "failed", v2), deployed: rev(1, "deployed", v1), failures: 3}, want: stepNone},

@@ -21,5 +21,10 @@ func (r *Reconciler) reinstall(ctx context.Context, o *observation) (ctrl.Result
 	}
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall",
 		"Uninstalled release %s, which was never deployed, to install it again", o.release.Name)
+	// Storage holds no revision now: the install's revision is 1 again, as
+	// its labels must say, and Helm need not list the history. A cache that
+	// still shows the old revisions cannot meet the install's expectation:
+	// they were never deployed.
+	o.facts.latest, o.history, o.latest = nil, nil, nil
 	return r.install(ctx, o)
 }

@@ -1,10 +1,10 @@
 package reconcile
 
 import (
-	"time"
-
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -53,14 +53,22 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 }
 
 // uninstallRelease runs Helm's uninstall of o's release; a failure is recorded
-// as a Warning event and the outcome Released False (UninstallFailed).
+// as a Warning event and the outcome Released False (UninstallFailed). When
+// the resource is not being deleted, the newest revision is marked first
+// (LabelUninstallOf), so that an uninstall cut short is unlocked, not waited
+// for as another writer's.
 func (r *Reconciler) uninstallRelease(o *observation) error {
 	hc, err := r.Helm.For(o.release.Namespace)
 	if err != nil {
 		return err
 	}
 	started := time.Now()
-	err = hc.Uninstall(o.release.Name)
+	if l := o.facts.latest; l != nil && !o.facts.deleting {
+		_, err = hc.Label(o.release.Name, l.Number, map[string]string{LabelHolder: r.Holder, LabelUninstallOf: strconv.Itoa(l.Number)})
+	}
+	if err == nil {
+		err = hc.Uninstall(o.release.Name)
+	}
 	r.observeHelm("uninstall", started, err)
 	if err != nil {
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", "%s", err.Error())

@@ -32,7 +32,7 @@ func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, e
 		desc = fmt.Sprintf("%s by this rudder process, whose Helm action ended before it could record the result; unlocked by rudder %s",
 			latest.Status, r.Holder)
 	}
-	unlocked, err := hc.Unlock(o.release.Name, latest.Number, desc)
+	unlocked, err := hc.Unlock(o.release.Name, latest.Number, desc, LabelUninstallOf)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

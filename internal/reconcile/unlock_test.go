@@ -18,15 +18,22 @@ import (
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
-// forgePending stores a revision 2 of release name, pending-upgrade, with
-// labels, as a writer that stopped mid-upgrade leaves it.
-func forgePending(t *testing.T, ns, name string, labels map[string]string) *storage.Storage {
+// helmStore is Helm's own Secret storage of namespace ns, as the helm CLI
+// reads and writes it.
+func helmStore(t *testing.T, ns string) *storage.Storage {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))
+	return storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))
+}
+
+// forgePending stores a revision 2 of release name, pending-upgrade, with
+// labels, as a writer that stopped mid-upgrade leaves it.
+func forgePending(t *testing.T, ns, name string, labels map[string]string) *storage.Storage {
+	t.Helper()
+	store := helmStore(t, ns)
 	rel, err := store.Get(name, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -155,5 +162,94 @@ func TestReconciler_UpgradesAfterACanceledUpgrade(t *testing.T) {
 	}
 	if after.UID != before.UID {
 		t.Error("the Deployment was deleted and created again: the release was reinstalled, not upgraded")
+	}
+}
+
+// TestReconciler_FinishesAReinstallCutShort: a rudder killed while its
+// reinstall (a failed install, uninstalled to install it again) was in Helm's
+// uninstall leaves the newest revision uninstalling, with its holder and
+// uninstall mark. The next rudder unlocks it and reinstalls; it never waits
+// for it as another writer's.
+func TestReconciler_FinishesAReinstallCutShort(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "cut", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-cut", "1:deployed")
+	var before appsv1.Deployment
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cut"}, &before); err != nil {
+		t.Fatal(err)
+	}
+	// What the cut reinstall left of the failed install: revision 1 as Helm's
+	// uninstall marks it, with the labels rudder stamped just before.
+	store := helmStore(t, ns)
+	rel, err := store.Get("webapp-cut", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel.SetStatus(release.StatusUninstalling, "Deletion in progress (or silently failed)")
+	rel.Labels[reconcile.LabelHolder] = "rudder-gone.0badc0de"
+	rel.Labels[reconcile.LabelUninstallOf] = "1"
+	if err := store.Update(rel); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the release installed again", func() error {
+		if err := conditionIs(get(t, webappGVK, ns, "cut"), "Released", metav1.ConditionTrue, reconcile.ReasonInstallSucceeded); err != nil {
+			return err
+		}
+		var after appsv1.Deployment
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cut"}, &after); err != nil {
+			return err
+		}
+		if after.UID == before.UID {
+			return fmt.Errorf("the Deployment is the one installed first: no reinstall yet")
+		}
+		return nil
+	})
+	waitRevisions(t, ns, "webapp-cut", "1:deployed")
+	rel, err = store.Get("webapp-cut", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := rel.Labels[reconcile.LabelUninstallOf]; ok {
+		t.Errorf("the reinstalled revision 1 carries the uninstall mark %q", v)
+	}
+}
+
+// TestUnlock_RemovesTheUninstallMark: an unlocked revision no longer says it
+// is being uninstalled by rudder, so a later `helm uninstall` of it is never
+// taken for rudder's.
+func TestUnlock_RemovesTheUninstallMark(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "src", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-src", "1:deployed")
+	// A release no resource owns, so that only this test writes it.
+	store := helmStore(t, ns)
+	rel, err := store.Get("webapp-src", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel.Name = "orphan"
+	rel.SetStatus(release.StatusUninstalling, "Deletion in progress (or silently failed)")
+	rel.Labels = map[string]string{reconcile.LabelHolder: "rudder-gone.0badc0de", reconcile.LabelUninstallOf: "1", "kept": "yes"}
+	if err := store.Create(rel); err != nil {
+		t.Fatal(err)
+	}
+	unlocked, err := helmClientOf(t, restCfg, ns).Unlock("orphan", 1, "unlocked by the test", reconcile.LabelUninstallOf)
+	if err != nil || !unlocked {
+		t.Fatalf("Unlock: %v, %v", unlocked, err)
+	}
+	got, err := store.Get("orphan", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Info.Status != release.StatusFailed || got.Info.Description != "unlocked by the test" {
+		t.Errorf("revision 1 is %s (%q), want failed with the unlock's description", got.Info.Status, got.Info.Description)
+	}
+	want := map[string]string{reconcile.LabelHolder: "rudder-gone.0badc0de", "kept": "yes"}
+	if !maps.Equal(got.Labels, want) {
+		t.Errorf("labels %v, want %v", got.Labels, want)
 	}
 }
