@@ -14,7 +14,7 @@
 #
 # Usage: hack/cluster-up.sh           start (or report "cluster already running")
 #        hack/cluster-up.sh --check   exit 0 when a started cluster is running, 1 otherwise
-#        hack/cluster-up.sh --restart etcd|kube-apiserver|kwok
+#        hack/cluster-up.sh --restart etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kwok
 #                                     SIGKILL that component of the running cluster and start it
 #                                     again with the same flags and data (the fault tests' outage)
 #
@@ -153,11 +153,14 @@ require_binaries() {
   command -v go >/dev/null || { echo "cluster-up: go is required (it locates kwok's stages)" >&2; exit 1; }
 }
 
+# listening PORT: whether something accepts connections on 127.0.0.1:PORT.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
 # require_free_ports: a clear message beats a component dying on "address in use".
 require_free_ports() {
   local port
   for port in $ETCD_CLIENT_PORT $ETCD_PEER_PORT $APISERVER_PORT $CONTROLLER_MANAGER_PORT $SCHEDULER_PORT $KWOK_PORT; do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    if listening "$port"; then
       echo "cluster-up: port $port on 127.0.0.1 is already in use" >&2
       exit 1
     fi
@@ -474,16 +477,21 @@ EOF
 # or an OOM kill would, and start it again on the same data; wait until the API
 # answers. The previous log is kept as COMPONENT.log.<time>.
 #
-# After etcd, kwok is restarted as well: kwok v0.8.0 can miss a pod that is
-# bound while etcd is down, and leave it Pending for good (seen in
-# TestFaults_ControlPlaneRestartedMidWave: a pod on kwok-node-1 Pending for 5
-# minutes, which kwok's log never named). A kubelet that missed a pod would
-# be no part of what the test asks of rudder, which is not restarted.
+# After etcd, kwok, the controller-manager and the scheduler are restarted as
+# well, as a controller-manager whose leader lease expired in the outage
+# would be. kwok v0.8.0 can miss a pod that is bound while etcd is down, and
+# leave it Pending for good (seen in TestFaults_ControlPlaneRestartedMidWave:
+# a pod on kwok-node-1 Pending for 5 minutes, which kwok's log never named).
+# The controller-manager can miss a namespace's deletion the same way (the
+# same test: faults-etcd Terminating for 4 minutes while none of its custom
+# resources was ever marked deleted). A kubelet or a namespace controller
+# that missed an event would be no part of what the test asks of rudder,
+# which is not restarted.
 restart() {
   local name=$1 pid
   case $name in
-    etcd | kube-apiserver | kwok) ;;
-    *) fail "--restart takes etcd, kube-apiserver or kwok, not '$name'" ;;
+    etcd | kube-apiserver | kube-controller-manager | kube-scheduler | kwok) ;;
+    *) fail "--restart takes etcd, kube-apiserver, kube-controller-manager, kube-scheduler or kwok, not '$name'" ;;
   esac
   exec 9>"$BIN/.cluster-up.lock"
   flock 9
@@ -496,11 +504,19 @@ restart() {
   case $name in
     etcd) start_etcd ;;
     kube-apiserver) start_apiserver ;;
+    kube-controller-manager) start_controller_manager ;;
+    kube-scheduler) start_scheduler ;;
     kwok) start_kwok ;;
   esac
   wait_until "kube-apiserver /readyz" "$APISERVER_TIMEOUT" "kube-apiserver etcd" apiserver_ready
+  case $name in
+    kube-controller-manager) wait_until "kube-controller-manager's port" "$APISERVER_TIMEOUT" "$name" listening "$CONTROLLER_MANAGER_PORT" ;;
+    kube-scheduler) wait_until "kube-scheduler's port" "$APISERVER_TIMEOUT" "$name" listening "$SCHEDULER_PORT" ;;
+  esac
   if [[ $name == etcd ]]; then
     exec 9>&-
+    restart kube-controller-manager
+    restart kube-scheduler
     restart kwok
   fi
 }

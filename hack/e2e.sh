@@ -59,9 +59,15 @@ show_failures() {
     }' "$1"
 }
 
-# show_component_logs: the last 50 lines of each control-plane log.
+# show_component_logs: the last 50 lines of each control-plane log, after a
+# copy of every log (those of components restarted included) is kept in a
+# new directory under TMPDIR, which a cluster-down would delete with the
+# cluster.
 show_component_logs() {
-  local file
+  local file kept
+  if kept=$(mktemp -d -t rudder-e2e-cluster-logs.XXXXXX) && cp -p "$CLUSTER"/logs/* "$kept"/ 2>/dev/null; then
+    log "the control plane's logs are kept in $kept"
+  fi
   for file in "$CLUSTER"/logs/*.log; do
     [[ -f $file ]] || continue
     echo "----- last 50 lines of $file -----"

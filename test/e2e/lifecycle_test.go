@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -377,79 +376,6 @@ func (a *lcApp) sameValues(spec map[string]any) error {
 	}
 	if got, _ := normalizeJSON(vals); !reflect.DeepEqual(got, want) {
 		return fmt.Errorf("helm get values %s: expected the spec %s, saw %s", a.release(), toJSON(want), toJSON(vals))
-	}
-	return nil
-}
-
-// createNamespace creates namespace ns, deleting what an earlier run left of
-// it first, and deletes it when the test ends.
-func createNamespace(t *testing.T, ns string) {
-	t.Helper()
-	if _, private := privateNamespaces.Load(ns); !private && !slices.Contains(sharedNamespaces, ns) {
-		t.Fatalf("no operator watches namespace %s: add it to sharedNamespaces, or give the test its own (privateOperator)", ns)
-	}
-	logManagerOnFailure(t)
-	deleteNamespace(t, ns)
-	kubectl(t, "create", "namespace", ns)
-	t.Cleanup(func() { deleteNamespace(t, ns) })
-}
-
-// createNamespaces is createNamespace for several namespaces, deleted all at
-// once when the test ends: one after the other takes as many times longer.
-func createNamespaces(t *testing.T, nss ...string) {
-	t.Helper()
-	for _, ns := range nss {
-		if _, private := privateNamespaces.Load(ns); !private && !slices.Contains(sharedNamespaces, ns) {
-			t.Fatalf("no operator watches namespace %s: add it to sharedNamespaces, or give the test its own (privateOperator)", ns)
-		}
-	}
-	logManagerOnFailure(t)
-	deleteNamespaces(t, nss...)
-	for _, ns := range nss {
-		kubectl(t, "create", "namespace", ns)
-	}
-	t.Cleanup(func() { deleteNamespaces(t, nss...) })
-}
-
-// deleteNamespaces deletes nss together and waits until they are gone, each
-// as deleteNamespace does when that fails.
-func deleteNamespaces(t *testing.T, nss ...string) {
-	t.Helper()
-	args := append(append([]string{"delete", "namespace"}, nss...), "--ignore-not-found", "--wait=true", "--timeout=2m")
-	if _, err := run("kubectl", args...); err == nil {
-		return
-	}
-	for _, ns := range nss {
-		deleteNamespace(t, ns)
-	}
-}
-
-// deleteNamespace deletes ns and waits until it is gone; custom resources
-// whose finalizer rudder did not remove have it removed by hand, and the test
-// fails.
-func deleteNamespace(t *testing.T, ns string) {
-	t.Helper()
-	_, err := run("kubectl", "delete", "namespace", ns, "--ignore-not-found", "--wait=true", "--timeout=2m")
-	if err == nil {
-		return
-	}
-	t.Errorf("cleanup: deleting namespace %s: %v; removing finalizers by hand", ns, err)
-	out, _ := run("kubectl", "get", "webapp,database,network", "-n", ns, "-o", "name")
-	for _, obj := range strings.Fields(out) {
-		_, _ = run("kubectl", "patch", obj, "-n", ns, "--type", "merge", "-p", `{"metadata":{"finalizers":null}}`)
-	}
-	eventually(t, "namespace "+ns+" gone", func() error { return namespaceGone(ns) })
-}
-
-// namespaceGone says whether namespace ns still exists.
-func namespaceGone(ns string) error {
-	var obj corev1.Namespace
-	found, err := getJSON(&obj, "namespace", ns)
-	if err != nil {
-		return err
-	}
-	if found {
-		return fmt.Errorf("expected namespace %s gone, saw it %s", ns, obj.Status.Phase)
 	}
 	return nil
 }
