@@ -127,20 +127,27 @@ func waitsForPending(t *testing.T, name string, labels map[string]string) {
 	waitRevisions(t, ns, relName, "1:superseded", "2:failed", "3:deployed")
 }
 
+// installCut installs WebApp cut in ns and returns its Deployment.
+func installCut(t *testing.T, ns string) appsv1.Deployment {
+	t.Helper()
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "cut", webappSpec(1, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRevisions(t, ns, "webapp-cut", "1:deployed")
+	var dep appsv1.Deployment
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cut"}, &dep); err != nil {
+		t.Fatal(err)
+	}
+	return dep
+}
+
 // TestReconciler_UpgradesAfterACanceledUpgrade: an upgrade canceled
 // half-way (SIGTERM) can leave revision 1 superseded and revision 2 failed,
 // none deployed. The release served before: rudder upgrades it in place,
 // never uninstalls it to install it again.
 func TestReconciler_UpgradesAfterACanceledUpgrade(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "cut", webappSpec(1, "nginx:1.25"))); err != nil {
-		t.Fatal(err)
-	}
-	waitRevisions(t, ns, "webapp-cut", "1:deployed")
-	var before appsv1.Deployment
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cut"}, &before); err != nil {
-		t.Fatal(err)
-	}
+	before := installCut(t, ns)
 
 	// What the canceled upgrade left: 1 superseded, 2 failed.
 	store := forgePending(t, ns, "webapp-cut", nil)
@@ -172,14 +179,7 @@ func TestReconciler_UpgradesAfterACanceledUpgrade(t *testing.T) {
 // for it as another writer's.
 func TestReconciler_FinishesAReinstallCutShort(t *testing.T) {
 	ns := namespace(t)
-	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "cut", webappSpec(1, "nginx:1.25"))); err != nil {
-		t.Fatal(err)
-	}
-	waitRevisions(t, ns, "webapp-cut", "1:deployed")
-	var before appsv1.Deployment
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cut"}, &before); err != nil {
-		t.Fatal(err)
-	}
+	before := installCut(t, ns)
 	// What the cut reinstall left of the failed install: revision 1 as Helm's
 	// uninstall marks it, with the labels rudder stamped just before.
 	store := helmStore(t, ns)
