@@ -82,13 +82,14 @@ type reachable struct {
 
 func (reachable) IsReachable() error { return nil }
 
-// store returns Helm's Secret storage of namespace ns on the shared clientset.
+// store returns Helm's Secret storage of namespace ns on the shared clientset,
+// which lists a release's history once per Helm action (historyMemo).
 func (g *Getter) store(ns string, log func(string, ...any)) *storage.Storage {
 	d := newSecretsDriver(g.clientset.CoreV1().Secrets(ns))
 	if log != nil {
 		d.Log = log
 	}
-	return storage.Init(d)
+	return storage.Init(&historyMemo{Driver: d})
 }
 
 // Client runs Helm actions on the releases of one namespace.

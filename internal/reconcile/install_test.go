@@ -23,16 +23,7 @@ import (
 func TestHelmInstall_UnstoredListsNothingAndOverwritesNothing(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
-	var lists atomic.Int32
-	cfg := rest.CopyConfig(restCfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/secrets") {
-				lists.Add(1)
-			}
-			return rt.RoundTrip(req)
-		})
-	})
+	cfg, lists := countingSecretLists()
 	c := helmClientOf(t, cfg, ns)
 	chrt, err := loader.Load("testdata/charts/remedy")
 	if err != nil {
@@ -67,6 +58,61 @@ func TestHelmInstall_UnstoredListsNothingAndOverwritesNothing(t *testing.T) {
 	if err := testenv.RevisionsAre(ctx, k8s, ns, "unstored", "1:deployed"); err != nil {
 		t.Error(err)
 	}
+}
+
+// Helm's upgrade lists the release's history once, not once to find the
+// newest revision and again to prune it to MaxHistory; pruning still keeps
+// MaxHistory revisions, the deployed one among them.
+func TestHelmUpgrade_ListsHistoryOnce(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	cfg, lists := countingSecretLists()
+	chrt, err := loader.Load("testdata/charts/remedy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(message string) helm.Spec {
+		return helm.Spec{Name: "pruned", Chart: chrt, Values: map[string]any{"message": message}, MaxHistory: 2, Unstored: true}
+	}
+	if _, err := helmClientOf(t, cfg, ns).Install(ctx, spec("1")); err != nil {
+		t.Fatalf("install: %v", err)
+	}
+	for _, message := range []string{"2", "3", "4"} {
+		lists.Store(0)
+		// A Client per action, as the reconciler makes one per reconcile.
+		if _, err := helmClientOf(t, cfg, ns).Upgrade(ctx, spec(message)); err != nil {
+			t.Fatalf("upgrade to %s: %v", message, err)
+		}
+		if n := lists.Load(); n != 1 {
+			t.Errorf("the upgrade to %s listed storage Secrets %d times, want once", message, n)
+		}
+	}
+	if err := testenv.RevisionsAre(ctx, k8s, ns, "pruned", "3:superseded", "4:deployed"); err != nil {
+		t.Error(err)
+	}
+	var cm corev1.ConfigMap
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pruned"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["message"] != "4" {
+		t.Errorf("ConfigMap message %q, want the last upgrade's", cm.Data["message"])
+	}
+}
+
+// countingSecretLists returns a copy of the test's rest config that counts
+// the LISTs of Secrets sent through it.
+func countingSecretLists() (*rest.Config, *atomic.Int32) {
+	var lists atomic.Int32
+	cfg := rest.CopyConfig(restCfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/secrets") {
+				lists.Add(1)
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	return cfg, &lists
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)

@@ -1,0 +1,73 @@
+package helm
+
+import (
+	"maps"
+	"slices"
+
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+)
+
+// historyMemo is a storage driver that answers a release's history query
+// again from what it returned last, until this driver writes anything. Helm's
+// upgrade lists the history to find the newest revision, then, with no write
+// in between, lists it again to prune it to MaxHistory before it stores the
+// new revision (and, over MaxHistory, asks for the deployed revisions too):
+// each list is a LIST of the namespace's storage Secrets and a decode of
+// every revision. What another writer stores in between is no more missed
+// than between Helm's own two lists, and storing a revision number that
+// exists fails, as it does for Helm.
+type historyMemo struct {
+	driver.Driver
+	labels map[string]string  // the history query answered: name and owner
+	rels   []*release.Release // its answer, nil when there is none to reuse
+}
+
+// Query answers a history query ({name, owner}) or a deployed-revisions query
+// ({name, owner, status}) of the release last queried from its history.
+func (m *historyMemo) Query(labels map[string]string) ([]*release.Release, error) {
+	if m.rels != nil {
+		if maps.Equal(labels, m.labels) {
+			return slices.Clone(m.rels), nil
+		}
+		if status, ok := labels["status"]; ok && len(labels) == 3 && labels["name"] == m.labels["name"] && labels["owner"] == m.labels["owner"] {
+			return withStatus(m.rels, status)
+		}
+	}
+	rels, err := m.Driver.Query(labels)
+	if err == nil && len(labels) == 2 && labels["name"] != "" && labels["owner"] == "helm" {
+		m.labels, m.rels = maps.Clone(labels), slices.Clone(rels)
+	}
+	return rels, err
+}
+
+// withStatus returns the revisions of rels whose status is status (what
+// their storage Secret's status label says, as Helm writes it), or
+// ErrReleaseNotFound, as the Secrets driver answers a query none matches.
+func withStatus(rels []*release.Release, status string) ([]*release.Release, error) {
+	var out []*release.Release
+	for _, r := range rels {
+		if r.Info != nil && r.Info.Status.String() == status {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return nil, driver.ErrReleaseNotFound
+	}
+	return out, nil
+}
+
+func (m *historyMemo) Create(key string, rls *release.Release) error {
+	m.rels = nil
+	return m.Driver.Create(key, rls)
+}
+
+func (m *historyMemo) Update(key string, rls *release.Release) error {
+	m.rels = nil
+	return m.Driver.Update(key, rls)
+}
+
+func (m *historyMemo) Delete(key string) (*release.Release, error) {
+	m.rels = nil
+	return m.Driver.Delete(key)
+}
