@@ -146,18 +146,18 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	}
 	in.SkipSchemaValidation = skip
 	if s.Unstored && !s.Replace {
-		restore := c.assumeUnstored(s.Name)
+		restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return unstored{Driver: d, name: s.Name} })
 		defer restore()
 	}
 	rel, err := in.RunWithContext(ctx, s.Chart, s.Values)
 	return fromHelm(c.stored(rel, err)), err
 }
 
-// assumeUnstored makes the Client's storage answer that release name has no
-// history, without a request, until the returned func restores it.
-func (c *Client) assumeUnstored(name string) (restore func()) {
+// wrapDriver has the Client's storage go through wrap's driver until the
+// returned func restores it.
+func (c *Client) wrapDriver(wrap func(driver.Driver) driver.Driver) (restore func()) {
 	d := c.cfg.Releases.Driver
-	c.cfg.Releases.Driver = unstored{Driver: d, name: name}
+	c.cfg.Releases.Driver = wrap(d)
 	return func() { c.cfg.Releases.Driver = d }
 }
 
@@ -194,8 +194,14 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 }
 
 // Uninstall deletes a release's objects and its whole history. A release that
-// does not exist is not an error.
-func (c *Client) Uninstall(name string) error {
+// does not exist is not an error. labels are merged into the newest revision
+// in the same write that marks it uninstalling, so that a process killed
+// before the history is gone leaves a revision that says whose it was.
+func (c *Client) Uninstall(name string, labels map[string]string) error {
+	if len(labels) > 0 {
+		restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return markingUninstall{Driver: d, labels: labels} })
+		defer restore()
+	}
 	un := action.NewUninstall(c.cfg)
 	un.IgnoreNotFound = true
 	if _, err := un.Run(name); err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -82,6 +83,25 @@ func (u unstored) Query(labels map[string]string) ([]*release.Release, error) {
 		return nil, driver.ErrReleaseNotFound
 	}
 	return u.Driver.Query(labels)
+}
+
+// markingUninstall is a storage driver that merges labels into the revision
+// Helm's uninstall marks uninstalling, in that same write.
+type markingUninstall struct {
+	driver.Driver
+	labels map[string]string
+}
+
+func (m markingUninstall) Update(key string, rls *release.Release) error {
+	if rls.Info != nil && rls.Info.Status == release.StatusUninstalling {
+		merged := maps.Clone(rls.Labels)
+		if merged == nil {
+			merged = make(map[string]string, len(m.labels))
+		}
+		maps.Copy(merged, m.labels)
+		rls.Labels = merged
+	}
+	return m.Driver.Update(key, rls)
 }
 
 // Create stores a new revision, as Helm's driver does.

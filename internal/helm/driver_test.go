@@ -180,3 +180,26 @@ func BenchmarkEncodeRelease(b *testing.B) {
 		}
 	})
 }
+
+// Helm's uninstall marks the newest revision uninstalling; the labels go into
+// that write, and into no other.
+func TestMarkingUninstall_LabelsTheUninstallingWriteOnly(t *testing.T) {
+	mem := driver.NewMemory()
+	d := markingUninstall{Driver: mem, labels: map[string]string{"mark": "1"}}
+	for _, status := range []release.Status{release.StatusDeployed, release.StatusUninstalling} {
+		rel := &release.Release{Name: "app", Version: 1, Info: &release.Info{Status: status}, Labels: map[string]string{"kept": "yes"}}
+		if err := mem.Create("sh.helm.release.v1.app.v1", &release.Release{Name: "app", Version: 1, Info: &release.Info{Status: release.StatusFailed}}); err != nil && !errors.Is(err, driver.ErrReleaseExists) {
+			t.Fatal(err)
+		}
+		if err := d.Update("sh.helm.release.v1.app.v1", rel); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"kept": "yes"}
+		if status == release.StatusUninstalling {
+			want["mark"] = "1"
+		}
+		if !reflect.DeepEqual(rel.Labels, want) {
+			t.Errorf("%s: labels %v, want %v", status, rel.Labels, want)
+		}
+	}
+}

@@ -104,11 +104,11 @@ const (
 	// it; rudder clears the label once the rollback is stored.
 	LabelRollbackAs = "rudder.dev/rollback-as"
 	// LabelUninstallOf is set, with the revision's own number, on the newest
-	// revision just before rudder uninstalls a release its resource still
-	// wants (to install it again, or to drop a failed install). Helm marks
-	// that revision uninstalling and copies no label, so a process killed
-	// mid-uninstall leaves a revision that says it was rudder's, and the
-	// next one unlocks it; `helm uninstall` leaves none. Unlock removes it.
+	// revision in the write that marks it uninstalling, when rudder
+	// uninstalls a release its resource still wants (to install it again, or
+	// to drop a failed install). A process killed mid-uninstall then leaves a
+	// revision that says it was rudder's, and the next one unlocks it;
+	// `helm uninstall` leaves none. Unlock removes it.
 	LabelUninstallOf = "rudder.dev/uninstall-of"
 )
 

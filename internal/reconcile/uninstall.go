@@ -54,21 +54,20 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 
 // uninstallRelease runs Helm's uninstall of o's release; a failure is recorded
 // as a Warning event and the outcome Released False (UninstallFailed). When
-// the resource is not being deleted, the newest revision is marked first
-// (LabelUninstallOf), so that an uninstall cut short is unlocked, not waited
-// for as another writer's.
+// the resource is not being deleted, the newest revision is marked as Helm
+// marks it uninstalling (LabelUninstallOf), so that an uninstall cut short is
+// unlocked, not waited for as another writer's.
 func (r *Reconciler) uninstallRelease(o *observation) error {
 	hc, err := r.Helm.For(o.release.Namespace)
 	if err != nil {
 		return err
 	}
-	started := time.Now()
+	var mark map[string]string
 	if l := o.facts.latest; l != nil && !o.facts.deleting {
-		_, err = hc.Label(o.release.Name, l.Number, map[string]string{LabelHolder: r.Holder, LabelUninstallOf: strconv.Itoa(l.Number)})
+		mark = map[string]string{LabelHolder: r.Holder, LabelUninstallOf: strconv.Itoa(l.Number)}
 	}
-	if err == nil {
-		err = hc.Uninstall(o.release.Name)
-	}
+	started := time.Now()
+	err = hc.Uninstall(o.release.Name, mark)
 	r.observeHelm("uninstall", started, err)
 	if err != nil {
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", "%s", err.Error())

@@ -181,7 +181,7 @@ func TestReconciler_FinishesAReinstallCutShort(t *testing.T) {
 	ns := namespace(t)
 	before := installCut(t, ns)
 	// What the cut reinstall left of the failed install: revision 1 as Helm's
-	// uninstall marks it, with the labels rudder stamped just before.
+	// uninstall marks it, with the labels rudder merges into that write.
 	store := helmStore(t, ns)
 	rel, err := store.Get("webapp-cut", 1)
 	if err != nil {
