@@ -175,8 +175,9 @@ func (c *Client) stored(rel *release.Release, err error) *release.Release {
 }
 
 // Upgrade upgrades a release to a new revision, pruning storage to
-// s.MaxHistory revisions. On failure the returned release, when not nil, is
-// the failed revision Helm stored.
+// s.MaxHistory revisions. It decodes only the newest stored revision and the
+// deployed one (leanHistory). On failure the returned release, when not nil,
+// is the failed revision Helm stored.
 func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 	up := action.NewUpgrade(c.cfg)
 	up.Namespace = c.namespace
@@ -189,15 +190,20 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 		return nil, err
 	}
 	up.SkipSchemaValidation = skip // as for Install
+	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
+	defer restore()
 	rel, err := up.RunWithContext(ctx, s.Name, s.Chart, s.Values)
 	return fromHelm(c.stored(rel, err)), err
 }
 
-// Uninstall deletes a release's objects and its whole history. A release that
-// does not exist is not an error. labels are merged into the newest revision
+// Uninstall deletes a release's objects and its whole history, decoding only
+// its newest revision and a deployed one (leanHistory). A release that does
+// not exist is not an error. labels are merged into the newest revision
 // in the same write that marks it uninstalling, so that a process killed
 // before the history is gone leaves a revision that says whose it was.
 func (c *Client) Uninstall(name string, labels map[string]string) error {
+	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
+	defer restore()
 	if len(labels) > 0 {
 		restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return markingUninstall{Driver: d, labels: labels} })
 		defer restore()

@@ -21,24 +21,48 @@ type historyMemo struct {
 	driver.Driver
 	labels map[string]string  // the history query answered: name and owner
 	rels   []*release.Release // its answer, nil when there is none to reuse
+	lean   bool               // rels was a lean answer (QueryLean): outlines among them
 }
 
 // Query answers a history query ({name, owner}) or a deployed-revisions query
-// ({name, owner, status}) of the release last queried from its history.
+// ({name, owner, status}) of the release last queried from its history. A
+// lean answer answers only a deployed-revisions query again: its deployed
+// revisions are whole.
 func (m *historyMemo) Query(labels map[string]string) ([]*release.Release, error) {
 	if m.rels != nil {
-		if maps.Equal(labels, m.labels) {
+		if maps.Equal(labels, m.labels) && !m.lean {
 			return slices.Clone(m.rels), nil
 		}
-		if status, ok := labels["status"]; ok && len(labels) == 3 && labels["name"] == m.labels["name"] && labels["owner"] == m.labels["owner"] {
+		if status, ok := labels["status"]; ok && len(labels) == 3 && labels["name"] == m.labels["name"] && labels["owner"] == m.labels["owner"] &&
+			(!m.lean || status == release.StatusDeployed.String()) {
 			return withStatus(m.rels, status)
 		}
 	}
 	rels, err := m.Driver.Query(labels)
-	if err == nil && len(labels) == 2 && labels["name"] != "" && labels["owner"] == "helm" {
-		m.labels, m.rels = maps.Clone(labels), slices.Clone(rels)
-	}
+	m.remember(labels, rels, err, false)
 	return rels, err
+}
+
+// QueryLean answers a history query lean (leanQuerier) when the driver can,
+// and again from its last answer until a write.
+func (m *historyMemo) QueryLean(labels map[string]string) ([]*release.Release, error) {
+	if m.rels != nil && maps.Equal(labels, m.labels) {
+		return slices.Clone(m.rels), nil
+	}
+	q, ok := m.Driver.(leanQuerier)
+	if !ok {
+		return m.Query(labels)
+	}
+	rels, err := q.QueryLean(labels)
+	m.remember(labels, rels, err, true)
+	return rels, err
+}
+
+// remember keeps the answer to a history query.
+func (m *historyMemo) remember(labels map[string]string, rels []*release.Release, err error, lean bool) {
+	if err == nil && isHistoryQuery(labels) {
+		m.labels, m.rels, m.lean = maps.Clone(labels), slices.Clone(rels), lean
+	}
 }
 
 // withStatus returns the revisions of rels whose status is status (what

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -62,7 +63,10 @@ func TestHelmInstall_UnstoredListsNothingAndOverwritesNothing(t *testing.T) {
 
 // Helm's upgrade lists the release's history once, not once to find the
 // newest revision and again to prune it to MaxHistory; pruning still keeps
-// MaxHistory revisions, the deployed one among them.
+// MaxHistory revisions, the deployed one among them. The revisions it only
+// counted (outlines, not decoded) are never written: when the newest revision
+// failed, the deployed one it supersedes is read whole, and every revision
+// Helm's own storage reads afterwards is whole.
 func TestHelmUpgrade_ListsHistoryOnce(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
@@ -71,30 +75,40 @@ func TestHelmUpgrade_ListsHistoryOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := func(message string) helm.Spec {
-		return helm.Spec{Name: "pruned", Chart: chrt, Values: map[string]any{"message": message}, MaxHistory: 2, Unstored: true}
+	spec := func(message string, reject bool) helm.Spec {
+		return helm.Spec{Name: "pruned", Chart: chrt, Values: map[string]any{"message": message, "reject": reject}, MaxHistory: 3, Unstored: true}
 	}
-	if _, err := helmClientOf(t, cfg, ns).Install(ctx, spec("1")); err != nil {
+	if _, err := helmClientOf(t, cfg, ns).Install(ctx, spec("1", false)); err != nil {
 		t.Fatalf("install: %v", err)
 	}
-	for _, message := range []string{"2", "3", "4"} {
+	for _, message := range []string{"2", "3", "4", "5", "6"} {
+		reject := message == "5" // revision 5 fails; 6 supersedes 4, the deployed one
 		lists.Store(0)
 		// A Client per action, as the reconciler makes one per reconcile.
-		if _, err := helmClientOf(t, cfg, ns).Upgrade(ctx, spec(message)); err != nil {
-			t.Fatalf("upgrade to %s: %v", message, err)
+		if _, err := helmClientOf(t, cfg, ns).Upgrade(ctx, spec(message, reject)); (err != nil) != reject {
+			t.Fatalf("upgrade to %s: %v, want an error: %t", message, err, reject)
 		}
 		if n := lists.Load(); n != 1 {
 			t.Errorf("the upgrade to %s listed storage Secrets %d times, want once", message, n)
 		}
 	}
-	if err := testenv.RevisionsAre(ctx, k8s, ns, "pruned", "3:superseded", "4:deployed"); err != nil {
+	if err := testenv.RevisionsAre(ctx, k8s, ns, "pruned", "4:superseded", "5:failed", "6:deployed"); err != nil {
 		t.Error(err)
+	}
+	history, err := helmStore(t, ns).History("pruned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range history {
+		if want := strconv.Itoa(rel.Version); rel.Config["message"] != want || !strings.Contains(rel.Manifest, "kind: ConfigMap") || rel.Chart == nil {
+			t.Errorf("revision %d as Helm reads it: values %v, chart %t, manifest %q; want it whole, with message %s", rel.Version, rel.Config, rel.Chart != nil, rel.Manifest, want)
+		}
 	}
 	var cm corev1.ConfigMap
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pruned"}, &cm); err != nil {
 		t.Fatal(err)
 	}
-	if cm.Data["message"] != "4" {
+	if cm.Data["message"] != "6" {
 		t.Errorf("ConfigMap message %q, want the last upgrade's", cm.Data["message"])
 	}
 }
