@@ -134,8 +134,10 @@ func decodeRelease(data []byte) (*release.Release, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer r.Close()
 		if b, err = io.ReadAll(r); err != nil {
+			return nil, err
+		}
+		if err := r.Close(); err != nil {
 			return nil, err
 		}
 	}
