@@ -8,7 +8,8 @@
 //     from outside like an operator's, and the bench's own polling is not.
 //   - baseline: helm-operator-plugins v0.8.0's stock reconciler as the
 //     operator-sdk hybrid scaffold sets it up (bin/baseline, test/bench/baseline),
-//     serving the same chart for a WebApp kind in a group of its own.
+//     serving the same chart for a WebApp kind in a group of its own, on the
+//     work queue v0.8.0 was released with (no priority queue).
 //   - rudder: bin/manager with its default flags.
 //
 // Each column runs in a fresh namespace, one column after the other, through
