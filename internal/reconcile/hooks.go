@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 
@@ -50,9 +52,15 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 // hook polls what rudder does not watch (a Job it started, say).
 func withHookRequeue(res ctrl.Result, o *observation) ctrl.Result {
 	for _, run := range o.hooks {
-		if d := run.res.RequeueAfter; d > 0 && (res.RequeueAfter == 0 || d < res.RequeueAfter) {
-			res.RequeueAfter = d
-		}
+		res = requeueWithin(res, run.res.RequeueAfter)
+	}
+	return res
+}
+
+// requeueWithin returns res, asking to be requeued within d when d is not 0.
+func requeueWithin(res ctrl.Result, d time.Duration) ctrl.Result {
+	if d > 0 && (res.RequeueAfter == 0 || d < res.RequeueAfter) {
+		res.RequeueAfter = d
 	}
 	return res
 }

@@ -176,19 +176,26 @@ func (f *failures) forget(key types.NamespacedName) {
 }
 
 // writes remember the resourceVersion each custom resource had after our last
-// status write, so that a stale cache is never mistaken for the truth.
+// status write, so that a stale cache is never mistaken for the truth, and
+// when that write was, so that a rollout's progress is written at a measured
+// pace.
 type writes struct {
 	mu sync.Mutex
-	m  map[types.NamespacedName]string
+	m  map[types.NamespacedName]write
 }
 
-func (w *writes) set(key types.NamespacedName, rv string) {
+type write struct {
+	rv string
+	at time.Time
+}
+
+func (w *writes) set(key types.NamespacedName, rv string, at time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.m == nil {
-		w.m = map[types.NamespacedName]string{}
+		w.m = map[types.NamespacedName]write{}
 	}
-	w.m[key] = rv
+	w.m[key] = write{rv: rv, at: at}
 }
 
 // shows reports whether an object read at resourceVersion rv shows our last
@@ -197,7 +204,20 @@ func (w *writes) shows(key types.NamespacedName, rv string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	last, ok := w.m[key]
-	return !ok || last == rv
+	return !ok || last.rv == rv
+}
+
+// wait is how long a write of progress alone for key must wait: until
+// progressInterval has passed since the last write; 0 when it has, or when
+// nothing was written since start.
+func (w *writes) wait(key types.NamespacedName, now time.Time) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.m[key]
+	if !ok {
+		return 0
+	}
+	return max(0, progressInterval-now.Sub(last.at))
 }
 
 func (w *writes) forget(key types.NamespacedName) {

@@ -152,10 +152,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if o.done {
 		return res, err
 	}
-	if serr := r.writeStatus(ctx, o); serr != nil && err == nil {
+	wait, serr := r.writeStatus(ctx, o)
+	if serr != nil && err == nil {
 		err = serr
 	}
-	return res, err
+	return requeueWithin(res, wait), err
 }
 
 // run runs step st.

@@ -187,6 +187,28 @@ func TestReconciler_ReadyFromObjectStatus(t *testing.T) {
 	})
 }
 
+// A rollout's progress that moves faster than rudder writes it is not lost:
+// its last state is written by the reconcile rudder requeued for it, with no
+// further change to the Deployment to trigger one.
+func TestReconciler_WritesTheLastProgressOfARollout(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "pace", webappSpec(4, "nginx:1.25"))); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKey{Namespace: ns, Name: "pace"}
+	var dep appsv1.Deployment
+	testenv.Eventually(t, "Deployment exists", func() error { return k8s.Get(ctx, key, &dep) })
+	setDeploymentStatus(t, &dep, 4, 1)
+	testenv.Eventually(t, "1/4 replicas ready", func() error {
+		return statusIs(get(t, webappGVK, ns, "pace"), map[string]any{"phase": "Deploying", "message": "1/4 replicas ready", "readyReplicas": 1})
+	})
+	setDeploymentStatus(t, &dep, 4, 2)
+	setDeploymentStatus(t, &dep, 4, 3)
+	testenv.Eventually(t, "3/4 replicas ready", func() error {
+		return statusIs(get(t, webappGVK, ns, "pace"), map[string]any{"phase": "Deploying", "message": "3/4 replicas ready", "readyReplicas": 3})
+	})
+}
+
 func TestReconciler_KindsWithSameNameNeverShareARelease(t *testing.T) {
 	ns := namespace(t)
 	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "twin", webappSpec(1, "nginx:1.25"))); err != nil {

@@ -68,8 +68,10 @@ type FailureStatus struct {
 var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "failures", "published", "lastHandledReconcileAt", "lastHandledTestAt"}
 
 // writeStatus computes status from o and patches it onto the custom resource,
-// unless nothing changed.
-func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
+// unless nothing changed. When only a rollout's progress changed and the last
+// write was less than progressInterval ago, it writes nothing and returns how
+// long to wait before the reconcile that writes it.
+func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Duration, error) {
 	current, _ := o.obj.Object["status"].(map[string]any)
 	var prev Status
 	if current != nil {
@@ -86,7 +88,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	pub.into(&st, prev.Published, r.now())
 	computed, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
 	if err != nil {
-		return fmt.Errorf("encoding status: %w", err)
+		return 0, fmt.Errorf("encoding status: %w", err)
 	}
 	next := make(map[string]any, len(current)+len(computed))
 	for k, v := range current {
@@ -112,11 +114,16 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	// The cache may not show our last write yet: skipping is safe only when
 	// it shows exactly what we last wrote (or nothing was written since start).
 	if equality.Semantic.DeepEqual(current, next) && r.written.shows(o.key, o.obj.GetResourceVersion()) {
-		return nil
+		return 0, nil
+	}
+	if progressOnly(current, next) {
+		if wait := r.written.wait(o.key, r.now()); wait > 0 {
+			return wait, nil
+		}
 	}
 	body, err := json.Marshal(map[string]any{"status": mergePatch(current, next)})
 	if err != nil {
-		return fmt.Errorf("encoding status: %w", err)
+		return 0, fmt.Errorf("encoding status: %w", err)
 	}
 	// Only the answer's resourceVersion is read: asked for as metadata, the
 	// patched resource is neither encoded whole by the API server nor decoded
@@ -126,10 +133,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) error {
 	patched.SetNamespace(o.obj.GetNamespace())
 	patched.SetName(o.obj.GetName())
 	if err := r.Client.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, body)); err != nil {
-		return fmt.Errorf("writing status: %w", err)
+		return 0, fmt.Errorf("writing status: %w", err)
 	}
-	r.written.set(o.key, patched.GetResourceVersion())
-	return nil
+	r.written.set(o.key, patched.GetResourceVersion(), r.now())
+	return 0, nil
 }
 
 // mergePatch returns a JSON merge patch turning current into next. It sends
