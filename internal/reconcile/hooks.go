@@ -1,10 +1,9 @@
 package reconcile
 
 import (
-	"time"
-
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
