@@ -65,8 +65,12 @@ func releaseStartPages(ctx context.Context, mgr ctrl.Manager, log logr.Logger) {
 		return
 	}
 	before, after, err := startpages.Release()
-	if err != nil {
+	if errors.Is(err, startpages.ErrUnsupported) {
 		log.V(1).Info("Kept the binary's start-up pages resident", "reason", err.Error())
+		return
+	}
+	if err != nil {
+		log.Info("Kept the binary's start-up pages resident", "reason", err.Error())
 		return
 	}
 	log.V(1).Info("Paged out the binary's start-up pages", "residentFileMiBBefore", before>>20, "residentFileMiBAfter", after>>20)
