@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,14 +51,6 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 func withHookRequeue(res ctrl.Result, o *observation) ctrl.Result {
 	for _, run := range o.hooks {
 		res = requeueWithin(res, run.res.RequeueAfter)
-	}
-	return res
-}
-
-// requeueWithin returns res, asking to be requeued within d when d is not 0.
-func requeueWithin(res ctrl.Result, d time.Duration) ctrl.Result {
-	if d > 0 && (res.RequeueAfter == 0 || d < res.RequeueAfter) {
-		res.RequeueAfter = d
 	}
 	return res
 }

@@ -44,8 +44,8 @@ func (r *Reconciler) maintain(ctx context.Context, o *observation) (ctrl.Result,
 	}
 	// A revision not Ready yet is looked at again when its readiness timeout
 	// ends: nothing else may happen to trigger a reconcile then.
-	if left := r.readinessDeadline(o); !o.health.ready && left > 0 && (res.RequeueAfter == 0 || left < res.RequeueAfter) {
-		res.RequeueAfter = left + 100*time.Millisecond
+	if left := r.readinessDeadline(o); !o.health.ready && left > 0 {
+		res = requeueWithin(res, left+100*time.Millisecond)
 	}
 	return res, nil
 }

@@ -159,6 +159,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return requeueWithin(res, wait), err
 }
 
+// requeueWithin returns res, asking to be requeued within d when d is not 0.
+func requeueWithin(res ctrl.Result, d time.Duration) ctrl.Result {
+	if d > 0 && (res.RequeueAfter == 0 || d < res.RequeueAfter) {
+		res.RequeueAfter = d
+	}
+	return res
+}
+
 // run runs step st.
 func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Result, error) {
 	switch st {
