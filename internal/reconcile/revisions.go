@@ -38,8 +38,8 @@ type decoded struct {
 // history keep only their summary.
 type revisions struct {
 	mu      sync.Mutex
-	m       map[types.NamespacedName]map[types.UID]decoded // by release, then storage Secret
-	entries map[types.NamespacedName]map[types.UID]HistoryEntry
+	m       map[types.NamespacedName]byUID[decoded] // by release, then storage Secret
+	entries map[types.NamespacedName]byUID[HistoryEntry]
 	// written holds the revision this process wrote last, by release, until
 	// storage shows it: what Helm just encoded need not be read back.
 	written map[types.NamespacedName]*helm.Release
@@ -72,8 +72,8 @@ func (c *revisions) takeWritten(key types.NamespacedName, rev storage.Revision) 
 // entry (recordedFor), rev is not decoded again.
 func (c *revisions) entry(h *helm.Getter, key types.NamespacedName, rev storage.Revision, shown *HistoryEntry) (HistoryEntry, error) {
 	c.mu.Lock()
-	e, ok := c.entries[key][rev.UID]
-	if d, held := c.m[key][rev.UID]; !ok && held {
+	e, ok := c.entries[key].get(rev.UID)
+	if d, held := c.m[key].get(rev.UID); !ok && held {
 		e, ok = entryOf(d.Release), true
 	}
 	c.mu.Unlock()
@@ -101,19 +101,16 @@ func (c *revisions) entry(h *helm.Getter, key types.NamespacedName, rev storage.
 // Secret of UID uid. The caller holds c.mu.
 func (c *revisions) keepEntry(key types.NamespacedName, uid types.UID, e HistoryEntry) {
 	if c.entries == nil {
-		c.entries = map[types.NamespacedName]map[types.UID]HistoryEntry{}
+		c.entries = map[types.NamespacedName]byUID[HistoryEntry]{}
 	}
-	if c.entries[key] == nil {
-		c.entries[key] = map[types.UID]HistoryEntry{}
-	}
-	c.entries[key][uid] = e
+	c.entries[key] = c.entries[key].set(uid, e)
 }
 
 // get returns the decoded revision rev of release key, reading it from storage
 // on first use.
 func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.NamespacedName, rev storage.Revision) (*revision, error) {
 	c.mu.Lock()
-	d, ok := c.m[key][rev.UID]
+	d, ok := c.m[key].get(rev.UID)
 	rel := c.takeWritten(key, rev)
 	c.mu.Unlock()
 	if ok {
@@ -146,12 +143,9 @@ func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.Namesp
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[types.NamespacedName]map[types.UID]decoded{}
+		c.m = map[types.NamespacedName]byUID[decoded]{}
 	}
-	if c.m[key] == nil {
-		c.m[key] = map[types.UID]decoded{}
-	}
-	c.m[key][rev.UID] = d
+	c.m[key] = c.m[key].set(rev.UID, d)
 	return &revision{Release: &kept, objects: objs}, nil
 }
 
@@ -207,20 +201,20 @@ func (c *revisions) prune(key types.NamespacedName, history []storage.Revision, 
 			reads[r.UID] = true
 		}
 	}
-	for uid, d := range c.m[key] {
-		if !reads[uid] {
-			delete(c.m[key], uid)
-			c.keepEntry(key, uid, entryOf(d.Release))
-		}
+	if ds, ok := c.m[key]; ok {
+		c.m[key] = ds.keep(func(uid types.UID, d decoded) bool {
+			if !reads[uid] {
+				c.keepEntry(key, uid, entryOf(d.Release))
+			}
+			return reads[uid]
+		})
 	}
 	keep := make(map[types.UID]bool, len(history))
 	for _, r := range history {
 		keep[r.UID] = true
 	}
-	for uid := range c.entries[key] {
-		if !keep[uid] {
-			delete(c.entries[key], uid)
-		}
+	if es, ok := c.entries[key]; ok {
+		c.entries[key] = es.keep(func(uid types.UID, _ HistoryEntry) bool { return keep[uid] })
 	}
 }
 

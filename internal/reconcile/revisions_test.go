@@ -90,19 +90,19 @@ func TestRevisions_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
 	read(three)
 	c.prune(key, []storage.Revision{three, two, one}, &two, &three)
 	for _, r := range []storage.Revision{two, three} {
-		if _, ok := c.m[key][r.UID]; !ok {
+		if _, ok := c.m[key].get(r.UID); !ok {
 			t.Errorf("revision %d (%s) dropped: a reconcile reads it", r.Number, r.Status)
 		}
 	}
-	if _, ok := c.m[key][one.UID]; ok {
+	if _, ok := c.m[key].get(one.UID); ok {
 		t.Error("superseded revision 1 still decoded")
 	}
-	if e, ok := c.entries[key][one.UID]; !ok || e.Revision != 1 {
+	if e, ok := c.entries[key].get(one.UID); !ok || e.Revision != 1 {
 		t.Errorf("history entry of revision 1 = %+v (kept %v), want revision 1's", e, ok)
 	}
 
 	c.prune(key, []storage.Revision{three, two}, &two, &three)
-	if _, ok := c.entries[key][one.UID]; ok {
+	if _, ok := c.entries[key].get(one.UID); ok {
 		t.Error("history entry of revision 1 kept after storage dropped it")
 	}
 }
