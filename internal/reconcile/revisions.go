@@ -201,13 +201,13 @@ func (c *revisions) prune(key types.NamespacedName, history []storage.Revision, 
 			reads[r.UID] = true
 		}
 	}
+	for _, d := range c.m[key] {
+		if !reads[d.uid] {
+			c.keepEntry(key, d.uid, entryOf(d.v.Release))
+		}
+	}
 	if ds, ok := c.m[key]; ok {
-		c.m[key] = ds.keep(func(uid types.UID, d decoded) bool {
-			if !reads[uid] {
-				c.keepEntry(key, uid, entryOf(d.Release))
-			}
-			return reads[uid]
-		})
+		c.m[key] = ds.keep(func(uid types.UID, _ decoded) bool { return reads[uid] })
 	}
 	keep := make(map[types.UID]bool, len(history))
 	for _, r := range history {
