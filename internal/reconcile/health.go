@@ -7,12 +7,52 @@ import (
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 )
 
-// objectState is one object of a release: as the revision wants it, and as it
-// lives in the cluster (nil when missing, or err when it cannot be read).
+// objectState is one object of a release: as the revision wants it, and what
+// its live counterpart reports (nil when missing, or err when it cannot be read).
 type objectState struct {
-	want, live *unstructured.Unstructured
-	err        error
-	differs    bool // live differs from want in a field want sets
+	want    *unstructured.Unstructured
+	live    *objectStatus
+	err     error
+	differs bool // live differs from want in a field want sets
+}
+
+// objectStatus is what readiness needs of a live object: its kstatus and, for
+// a workload, its replicas.
+type objectStatus struct {
+	status  kstatus.Status
+	message string // kstatus's message, or why it could not compute one
+	unknown bool   // kstatus could not compute a status
+
+	workload                              bool
+	wantReplicas, replicas, readyReplicas int32
+}
+
+// statusOf computes live's status with kstatus, which knows the workload kinds
+// and the standard conditions of every other kind.
+func statusOf(live *unstructured.Unstructured) objectStatus {
+	var s objectStatus
+	if res, err := kstatus.Compute(live); err != nil {
+		s.unknown, s.message = true, err.Error()
+	} else {
+		s.status, s.message = res.Status, res.Message
+	}
+	num := func(fields ...string) int32 {
+		n, _, _ := unstructured.NestedInt64(live.Object, fields...)
+		return int32(n)
+	}
+	switch live.GetKind() {
+	case "Deployment", "StatefulSet", "ReplicaSet":
+		want, found, _ := unstructured.NestedInt64(live.Object, "spec", "replicas")
+		if !found {
+			want = 1
+		}
+		s.workload, s.wantReplicas = true, int32(want)
+		s.replicas, s.readyReplicas = num("status", "replicas"), num("status", "readyReplicas")
+	case "DaemonSet":
+		s.workload, s.wantReplicas = true, num("status", "desiredNumberScheduled")
+		s.replicas, s.readyReplicas = num("status", "currentNumberScheduled"), num("status", "numberReady")
+	}
+	return s
 }
 
 // health is the readiness of a release's objects.
@@ -28,14 +68,16 @@ type health struct {
 	readyReplicas int32 // replicas ready
 }
 
-// healthOf computes readiness with kstatus, which knows the workload kinds and
-// the standard conditions of every other kind.
+// healthOf sums up the states of a release's objects.
 func healthOf(states []objectState) health {
 	h := health{ready: true, objects: len(states)}
 	for _, s := range states {
 		ref := s.want.GetKind() + "/" + s.want.GetName()
-		if s.live != nil {
-			h.addReplicas(s.live)
+		if l := s.live; l != nil && l.workload {
+			h.workloads++
+			h.wantReplicas += l.wantReplicas
+			h.replicas += l.replicas
+			h.readyReplicas += l.readyReplicas
 		}
 		if !h.ready {
 			continue // the message names the first object only
@@ -47,42 +89,15 @@ func healthOf(states []objectState) health {
 			h.ready, h.message = false, ref+" does not exist yet"
 		case s.differs:
 			h.ready, h.message = false, ref+" does not match the deployed revision yet"
-		default:
-			res, err := kstatus.Compute(s.live)
-			switch {
-			case err != nil:
-				h.ready, h.message = false, fmt.Sprintf("%s: %v", ref, err)
-			case res.Status == kstatus.FailedStatus:
-				h.ready, h.failed, h.message = false, true, fmt.Sprintf("%s failed: %s", ref, res.Message)
-			case res.Status != kstatus.CurrentStatus:
-				h.ready, h.message = false, fmt.Sprintf("%s is not ready: %s", ref, res.Message)
-			}
+		case s.live.unknown:
+			h.ready, h.message = false, fmt.Sprintf("%s: %s", ref, s.live.message)
+		case s.live.status == kstatus.FailedStatus:
+			h.ready, h.failed, h.message = false, true, fmt.Sprintf("%s failed: %s", ref, s.live.message)
+		case s.live.status != kstatus.CurrentStatus:
+			h.ready, h.message = false, fmt.Sprintf("%s is not ready: %s", ref, s.live.message)
 		}
 	}
 	return h
-}
-
-func (h *health) addReplicas(live *unstructured.Unstructured) {
-	num := func(fields ...string) int32 {
-		n, _, _ := unstructured.NestedInt64(live.Object, fields...)
-		return int32(n)
-	}
-	switch live.GetKind() {
-	case "Deployment", "StatefulSet", "ReplicaSet":
-		want, found, _ := unstructured.NestedInt64(live.Object, "spec", "replicas")
-		if !found {
-			want = 1
-		}
-		h.workloads++
-		h.wantReplicas += int32(want)
-		h.replicas += num("status", "replicas")
-		h.readyReplicas += num("status", "readyReplicas")
-	case "DaemonSet":
-		h.workloads++
-		h.wantReplicas += num("status", "desiredNumberScheduled")
-		h.replicas += num("status", "currentNumberScheduled")
-		h.readyReplicas += num("status", "numberReady")
-	}
 }
 
 // summary says how ready the release is, in the seed's words.

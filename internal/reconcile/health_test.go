@@ -41,25 +41,25 @@ func TestHealthOf(t *testing.T) {
 	}{
 		{
 			name:        "all replicas ready",
-			states:      []objectState{{want: deployment("web", 3, 3, 3), live: deployment("web", 3, 3, 3)}, {want: configMap("c"), live: configMap("c")}},
+			states:      []objectState{{want: deployment("web", 3, 3, 3), live: new(statusOf(deployment("web", 3, 3, 3)))}, {want: configMap("c"), live: new(statusOf(configMap("c")))}},
 			wantReady:   true,
 			wantSummary: "All replicas are ready",
 		},
 		{
 			name:        "no workloads",
-			states:      []objectState{{want: configMap("a"), live: configMap("a")}, {want: configMap("b"), live: configMap("b")}},
+			states:      []objectState{{want: configMap("a"), live: new(statusOf(configMap("a")))}, {want: configMap("b"), live: new(statusOf(configMap("b")))}},
 			wantReady:   true,
 			wantSummary: "All 2 objects are ready",
 		},
 		{
 			name:        "replicas not ready, the Deployment is named",
-			states:      []objectState{{want: deployment("web", 5, 5, 2), live: deployment("web", 5, 5, 2)}},
+			states:      []objectState{{want: deployment("web", 5, 5, 2), live: new(statusOf(deployment("web", 5, 5, 2)))}},
 			wantSummary: "2/5 replicas ready",
 			wantMessage: "Deployment/web",
 		},
 		{
 			name:        "missing object named",
-			states:      []objectState{{want: configMap("a"), live: configMap("a")}, {want: configMap("gone")}},
+			states:      []objectState{{want: configMap("a"), live: new(statusOf(configMap("a")))}, {want: configMap("gone")}},
 			wantSummary: "ConfigMap/gone does not exist yet",
 			wantMessage: "ConfigMap/gone does not exist yet",
 		},
@@ -73,15 +73,15 @@ func TestHealthOf(t *testing.T) {
 			// The cache still holds the Deployment as it was before the
 			// upgrade to 4 replicas: ready, but not the revision's.
 			name:        "ready but not the deployed revision's yet",
-			states:      []objectState{{want: deployment("web", 4, 0, 0), live: deployment("web", 3, 3, 3), differs: true}},
+			states:      []objectState{{want: deployment("web", 4, 0, 0), live: new(statusOf(deployment("web", 3, 3, 3))), differs: true}},
 			wantSummary: "3/3 replicas ready",
 			wantMessage: "Deployment/web does not match the deployed revision yet",
 		},
 		{
 			name: "first holding back is named",
 			states: []objectState{
-				{want: deployment("a", 1, 1, 0), live: deployment("a", 1, 1, 0)},
-				{want: deployment("b", 2, 2, 0), live: deployment("b", 2, 2, 0)},
+				{want: deployment("a", 1, 1, 0), live: new(statusOf(deployment("a", 1, 1, 0)))},
+				{want: deployment("b", 2, 2, 0), live: new(statusOf(deployment("b", 2, 2, 0)))},
 			},
 			wantSummary: "0/3 replicas ready",
 			wantMessage: "Deployment/a",

@@ -61,33 +61,81 @@ func (r *Reconciler) assess(ctx context.Context, o *observation, repair bool) {
 	if repair && o.warnDrift {
 		o.drift = &[]string{}
 	}
-	states := make([]objectState, 0, len(o.deployed.objects))
-	for _, want := range o.deployed.objects {
-		live, err := r.live(ctx, want)
-		switch {
-		case err != nil || r.Watch.Drift.Mode == watches.DriftDisabled:
-		case o.drift != nil:
-			if live, err = r.confirmed(ctx, want, live); err == nil && (live == nil || r.drifts(want, live)) {
-				*o.drift = append(*o.drift, want.GetKind()+"/"+want.GetName())
-			}
-		case repair:
-			live, err = r.repair(ctx, o, want, live)
-		}
-		// Unrepaired, an object that differs from the revision was changed
-		// by hand, or the cache has not seen the revision's write yet: its
-		// status does not tell whether the revision is ready. Unless drift is
-		// only reported or not looked at: then the object is as it will stay.
-		differs := !repair && r.Watch.Drift.Repairs() && err == nil && r.drifts(want, live)
-		states = append(states, objectState{want: want, live: live, err: err, differs: differs})
+	states := make([]objectState, len(o.deployed.objects))
+	for i, want := range o.deployed.objects {
+		states[i] = r.assessObject(ctx, o, want, o.deployed.seenAt(i), repair)
 	}
 	h := healthOf(states)
 	o.health = &h
 }
 
-// live reads the live counterpart of want from the cache of the releases'
-// objects; nil when it is not there.
-func (r *Reconciler) live(ctx context.Context, want *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	return r.read(ctx, r.Dependents, want)
+// assessObject reads want's live counterpart from the cache of the releases'
+// objects and returns its state, as assess says. What seen holds of an
+// unchanged object is used instead of converting and comparing it again.
+func (r *Reconciler) assessObject(ctx context.Context, o *observation, want *unstructured.Unstructured, seen *seenObject, repair bool) objectState {
+	gvk := want.GroupVersionKind()
+	cached, err := r.look(ctx, want)
+	var at syncPoint
+	holds := false
+	if cached != nil {
+		ignores := len(r.Watch.Drift.Ignored(want.GetKind(), want.GetName())) > 0
+		at, holds = pointOf(want, cached, gvk.GroupKind(), ignores)
+		if r.Watch.Drift.Mode == watches.DriftDisabled || holds && seen.inSync(cached, at) {
+			status, err := seen.statusFor(cached, gvk)
+			if err != nil {
+				return objectState{want: want, err: fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)}
+			}
+			return objectState{want: want, live: &status}
+		}
+	}
+	var live *unstructured.Unstructured
+	if cached != nil {
+		if live, err = toUnstructured(cached, gvk); err != nil {
+			err = fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)
+		}
+	}
+	switch {
+	case err != nil || r.Watch.Drift.Mode == watches.DriftDisabled:
+	case o.drift != nil:
+		if live, err = r.confirmed(ctx, want, live); err == nil && (live == nil || r.drifts(want, live)) {
+			*o.drift = append(*o.drift, want.GetKind()+"/"+want.GetName())
+		}
+	case repair:
+		live, err = r.repair(ctx, o, want, live)
+	}
+	// Unrepaired, an object that differs from the revision was changed
+	// by hand, or the cache has not seen the revision's write yet: its
+	// status does not tell whether the revision is ready. Unless drift is
+	// only reported or not looked at: then the object is as it will stay.
+	differs := !repair && r.Watch.Drift.Repairs() && err == nil && r.drifts(want, live)
+	if err != nil || live == nil {
+		return objectState{want: want, err: err}
+	}
+	status := statusOf(live)
+	// What was compared is the cached object, not one repaired or read
+	// from the API server since: the next reconcile reads the cache again.
+	if cached != nil && live.GetUID() == cached.GetUID() && live.GetResourceVersion() == cached.GetResourceVersion() {
+		seen.record(cached, status)
+		if holds {
+			seen.recordSync(cached, at, !r.drifts(want, live))
+		}
+	}
+	return objectState{want: want, live: &status, differs: differs}
+}
+
+// look reads the live counterpart of want from the cache of the releases'
+// objects, without a copy: the object returned is the cache's own, not to be
+// changed. Nil when the cache does not hold it.
+func (r *Reconciler) look(ctx context.Context, want *unstructured.Unstructured) (client.Object, error) {
+	obj := dependentObject(r.Client.Scheme(), want.GroupVersionKind())
+	err := r.Dependents.Get(ctx, client.ObjectKeyFromObject(want), obj, client.UnsafeDisableDeepCopy)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // read reads the counterpart of want with reader; nil when it does not exist.
@@ -106,12 +154,10 @@ func (r *Reconciler) read(ctx context.Context, reader client.Reader, want *unstr
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return u, nil
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	live, err := toUnstructured(obj, gvk)
 	if err != nil {
 		return nil, fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)
 	}
-	live := &unstructured.Unstructured{Object: m}
-	live.SetGroupVersionKind(gvk) // typed objects read from a cache carry no kind
 	return live, nil
 }
 

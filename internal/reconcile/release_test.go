@@ -159,6 +159,27 @@ func TestReconciler_RepairsDriftWithoutNewRevision(t *testing.T) {
 		}
 		return nil
 	})
+
+	// A label is metadata: changing it bumps no generation, and rudder,
+	// which skips comparing a Deployment whose generation it has seen
+	// match, must put it back all the same.
+	gen := dep.Generation
+	dep.Labels["app.kubernetes.io/name"] = "evil"
+	if err := k8s.Update(ctx, &dep); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "relabeled Deployment put back", func() error {
+		if err := k8s.Get(ctx, key, &dep); err != nil {
+			return err
+		}
+		if l := dep.Labels["app.kubernetes.io/name"]; l != "webapp" {
+			return fmt.Errorf("label app.kubernetes.io/name %q", l)
+		}
+		return nil
+	})
+	if dep.Generation != gen {
+		t.Errorf("generation %d after a label change, want %d: the test no longer shows a metadata-only change", dep.Generation, gen)
+	}
 	waitRevisions(t, ns, "webapp-drift", "1:deployed")
 }
 

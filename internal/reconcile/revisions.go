@@ -17,10 +17,20 @@ import (
 
 // revision is a decoded stored revision and the objects of its manifest, with
 // namespaces filled in as Helm applied them. Each get returns objects of its
-// own, for one reconcile to read and change.
+// own, for one reconcile to read and change; what assess saw of them is
+// shared by every get of the revision.
 type revision struct {
 	*helm.Release
 	objects []*unstructured.Unstructured
+	seen    []seenObject // one per object
+}
+
+// seenAt returns what assess last found of the revision's object i.
+func (v *revision) seenAt(i int) *seenObject {
+	if i < len(v.seen) {
+		return &v.seen[i]
+	}
+	return &seenObject{}
 }
 
 // decoded is a revision as the cache keeps it: its objects as one JSON
@@ -29,6 +39,7 @@ type revision struct {
 type decoded struct {
 	*helm.Release
 	objects []byte
+	seen    []seenObject
 }
 
 // revisions decode each stored revision once: a revision's Secret is written
@@ -136,7 +147,7 @@ func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.Namesp
 	}
 	kept := *rel
 	kept.Manifest = "" // kept as objects: one copy, not two
-	d = decoded{Release: &kept}
+	d = decoded{Release: &kept, seen: make([]seenObject, len(objs))}
 	if d.objects, err = encodeObjects(objs); err != nil {
 		return nil, err
 	}
@@ -146,7 +157,7 @@ func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.Namesp
 		c.m = map[types.NamespacedName]byUID[decoded]{}
 	}
 	c.m[key] = c.m[key].set(rev.UID, d)
-	return &revision{Release: &kept, objects: objs}, nil
+	return &revision{Release: &kept, objects: objs, seen: d.seen}, nil
 }
 
 func (d decoded) revision() (*revision, error) {
@@ -154,7 +165,7 @@ func (d decoded) revision() (*revision, error) {
 	if err != nil {
 		return nil, fmt.Errorf("revision %d: %w", d.Revision, err)
 	}
-	return &revision{Release: d.Release, objects: objs}, nil
+	return &revision{Release: d.Release, objects: objs, seen: d.seen}, nil
 }
 
 func encodeObjects(objs []*unstructured.Unstructured) ([]byte, error) {
