@@ -139,18 +139,21 @@ func (s *seenObject) statusFor(live client.Object, gvk schema.GroupVersionKind) 
 // record keeps status as that of live; a comparison made at another state of
 // another object no longer holds.
 func (s *seenObject) record(live client.Object, status objectStatus) {
-	if s.uid != live.GetUID() {
-		*s = seenObject{uid: live.GetUID()}
-	}
+	s.forObject(live)
 	s.version, s.status = live.GetResourceVersion(), status
 }
 
 // recordSync keeps whether live matched the revision at point at.
 func (s *seenObject) recordSync(live client.Object, at syncPoint, synced bool) {
+	s.forObject(live)
+	s.synced, s.syncedAt = synced, at
+}
+
+// forObject forgets what was seen of an earlier object of live's name.
+func (s *seenObject) forObject(live client.Object) {
 	if s.uid != live.GetUID() {
 		*s = seenObject{uid: live.GetUID()}
 	}
-	s.synced, s.syncedAt = synced, at
 }
 
 // statusView returns live as an unstructured object for kstatus, which reads
