@@ -31,6 +31,9 @@ GO_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags="-s -w"
 # make bench: how many WebApps of how many replicas (test/bench reads both).
 RUDDER_BENCH_WEBAPPS  ?= 1000
 RUDDER_BENCH_REPLICAS ?= 2
+# make bench-memory: how many WebApps of 1 replica, in how many namespaces.
+RUDDER_BENCH_MEMORY_WEBAPPS    ?= 10000
+RUDDER_BENCH_MEMORY_NAMESPACES ?= 10
 # make bench-shards: how many WebApps of 1 replica in how many namespaces, and how many shards.
 RUDDER_BENCH_SHARD_WEBAPPS    ?= 10000
 RUDDER_BENCH_SHARD_NAMESPACES ?= 60
@@ -128,6 +131,12 @@ bench: tools build baseline ## Benchmark floor, baseline and rudder on the local
 	$(call kwok_room,$(RUDDER_BENCH_WEBAPPS) * $(RUDDER_BENCH_REPLICAS)); \
 	RUDDER_BENCH_WEBAPPS=$(RUDDER_BENCH_WEBAPPS) RUDDER_BENCH_REPLICAS=$(RUDDER_BENCH_REPLICAS) \
 	hack/e2e.sh $(BENCH_TIMEOUT) -tags bench -run '^$$' -bench '^BenchmarkColumns$$' -benchtime 1x -v ./test/bench/
+
+.PHONY: bench-memory
+bench-memory: tools build ## One manager's resident memory and live heap as 10,000 WebApps are installed in steps (RUDDER_BENCH_MEMORY_WEBAPPS); writes docs/benchmarks.md.
+	$(call kwok_room,$(RUDDER_BENCH_MEMORY_WEBAPPS)); \
+	RUDDER_BENCH_MEMORY_WEBAPPS=$(RUDDER_BENCH_MEMORY_WEBAPPS) RUDDER_BENCH_MEMORY_NAMESPACES=$(RUDDER_BENCH_MEMORY_NAMESPACES) \
+	hack/e2e.sh $(BENCH_TIMEOUT) -tags bench -run '^$$' -bench '^BenchmarkMemory$$' -benchtime 1x -v ./test/bench/
 
 .PHONY: bench-shards
 bench-shards: tools build ## One manager against 3 shards at 10,000 WebApps in 60 namespaces, on a cluster whose API server filters shards and on one that does not (RUDDER_BENCH_SHARD_MODES=server: one of them); writes docs/benchmarks.md.

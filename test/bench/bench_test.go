@@ -74,3 +74,31 @@ func BenchmarkShards(b *testing.B) {
 		fmt.Printf("bench-shards: wrote the mode %s section into %s\n", mode, benchmarksDoc)
 	}
 }
+
+// BenchmarkMemory installs RUDDER_BENCH_MEMORY_WEBAPPS WebApps of one
+// replica (default 10000) under one manager in steps, measures its resident
+// memory and live heap after each, prints the figures per additional WebApp
+// and writes them into docs/benchmarks.md. No figure is asserted.
+// `make bench-memory` runs it once.
+func BenchmarkMemory(b *testing.B) {
+	cfg, err := memoryConfigFromEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	root, err := testenv.Root()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range b.N {
+		steps, err := runMemoryBench(context.Background(), cfg)
+		out := memorySection(root, cfg, steps, time.Now())
+		fmt.Println(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := writeDoc(filepath.Join(root, benchmarksDoc), memoryMarkers, out); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("bench-memory: wrote the figures into %s\n", benchmarksDoc)
+	}
+}

@@ -33,7 +33,18 @@
 // for an operator that never goes quiet, a minute after its N-th reconcile);
 // its time is until that quiet interval began, its CPU until it was seen.
 //
+// `make bench-memory` (memory.go) measures one manager alone: it installs
+// N WebApps of one replica (default 10,000) over 10 namespaces in four steps
+// (a tenth, a quarter, half, all), and after each, once every WebApp is
+// Running and the manager is quiet, reads VmRSS and VmHWM, has the manager
+// collect its garbage while it writes a heap profile (/debug/pprof/heap?gc=1;
+// the manager runs with --pprof-bind-address), and reads the live heap
+// (go_memstats_heap_alloc_bytes) right after. What the last step holds more
+// than the first, divided by the WebApps between them, is the cost of each
+// additional resource.
+//
 // Targets are printed, never asserted. With the build tag e2e, TestBenchShort
 // runs every column at 20 WebApps and asserts only that each scenario
-// converged, so that the benchmark cannot rot; `make test` runs it.
+// converged, and TestBenchMemoryShort measures 20 WebApps in four steps, so
+// that neither benchmark can rot; `make test` runs them.
 package bench

@@ -146,21 +146,22 @@ func (p *process) peakRSS() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return parseVmHWM(status)
+	return statusBytes(status, "VmHWM")
 }
 
-// parseVmHWM reads VmHWM from the text of /proc/PID/status, in bytes.
-func parseVmHWM(status []byte) (float64, error) {
+// statusBytes reads field (VmRSS, VmHWM, …) from the text of
+// /proc/PID/status, in bytes.
+func statusBytes(status []byte, field string) (float64, error) {
 	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
 			if err != nil {
-				return 0, fmt.Errorf("reading VmHWM: %w", err)
+				return 0, fmt.Errorf("reading %s: %w", field, err)
 			}
 			return kb * 1024, nil
 		}
 	}
-	return 0, errors.New("no VmHWM in /proc/PID/status")
+	return 0, fmt.Errorf("no %s in /proc/PID/status", field)
 }
 
 // exitCPU is the CPU-seconds an exited process used, from its rusage.

@@ -31,7 +31,7 @@ func TestParseStatCPU(t *testing.T) {
 	}
 }
 
-func TestParseVmHWM(t *testing.T) {
+func TestStatusBytes(t *testing.T) {
 	tests := []struct {
 		name    string
 		status  string
@@ -40,10 +40,11 @@ func TestParseVmHWM(t *testing.T) {
 	}{
 		{name: "present", status: "Name:\tmanager\nVmPeak:\t 900000 kB\nVmHWM:\t   51200 kB\nVmRSS:\t 40000 kB\n", want: 50 << 20},
 		{name: "absent", status: "Name:\tmanager\n", wantErr: true},
+		{name: "malformed", status: "VmHWM:\t lots kB\n", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseVmHWM([]byte(tt.status))
+			got, err := statusBytes([]byte(tt.status), "VmHWM")
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}

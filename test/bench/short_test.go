@@ -62,3 +62,27 @@ func TestBenchShardsShort(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchMemoryShort runs the memory benchmark at 20 WebApps in 2
+// namespaces, asserting only that every step was measured, so that it
+// cannot rot.
+func TestBenchMemoryShort(t *testing.T) {
+	cfg := memoryConfig{N: 20, Namespaces: 2, Image: "nginx:1.25", Quiet: 3 * time.Second}
+	root, err := testenv.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := runMemoryBench(context.Background(), cfg)
+	fmt.Println(memorySection(root, cfg, steps, time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != len(cfg.Steps()) {
+		t.Fatalf("measured %d steps, want %d", len(steps), len(cfg.Steps()))
+	}
+	for _, s := range steps {
+		if s.PeakRSS == 0 || s.Live == 0 {
+			t.Errorf("step %d: peak RSS %v, live heap %v: a figure was not read", s.WebApps, s.PeakRSS, s.Live)
+		}
+	}
+}
