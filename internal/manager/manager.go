@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rudder-operator/rudder"
+	"github.com/rudder-operator/rudder/internal/compact"
 	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/liveness"
@@ -148,7 +149,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		LeaderElectionResourceLockInterface: leaderLock,
 		GracefulShutdownTimeout:             &opts.GracefulShutdown,
 		Cache: cacheOptions(cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
+			DefaultTransform: compact.Transform(),
 			ByObject:         selectedKinds(ws, selected),
 		}),
 		// Custom resources and the objects of releases are read as

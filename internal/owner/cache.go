@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/rudder-operator/rudder/internal/compact"
 )
 
 // LabelRelease names the Helm release an object was rendered for. The
@@ -23,7 +25,7 @@ func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 		return nil, fmt.Errorf("selecting the releases' objects: %w", err)
 	}
 	opts.DefaultLabelSelector = labels.NewSelector().Add(*req)
-	opts.DefaultTransform = cache.TransformStripManagedFields()
+	opts.DefaultTransform = compact.Transform()
 	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the cache of the releases' objects: %w", err)

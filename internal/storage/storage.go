@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/compact"
 )
 
 // Labels Helm writes on each storage Secret.
@@ -45,7 +47,7 @@ const indexRelease = "rudder.dev/release"
 // the manager so that it starts and syncs before the controllers.
 func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 	opts.DefaultLabelSelector = labels.SelectorFromSet(labels.Set{labelOwner: ownerHelm})
-	opts.DefaultTransform = cache.TransformStripManagedFields()
+	opts.DefaultTransform = compact.Transform()
 	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the release storage cache: %w", err)
