@@ -2,6 +2,8 @@ package compact
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -144,5 +146,29 @@ func TestShare_LeavesIdentitiesAlone(t *testing.T) {
 	Share(u)
 	if !equality.Semantic.DeepEqual(want.Object, u.Object) {
 		t.Fatalf("values changed: %v", u.Object)
+	}
+}
+
+func TestFieldsOf_VisitsOnlyFieldsThatHoldStrings(t *testing.T) {
+	type tree struct {
+		Name     string
+		Count    int
+		Data     []byte
+		Children []*tree // recursive: must not loop
+		Labels   map[string]string
+		Weights  map[string]int
+		UID      string // unshared
+		hidden   string
+	}
+	_ = tree{}.hidden
+	got := fieldsOf(reflect.TypeOf(tree{}))
+	want := []int{0, 3, 4} // Name, Children, Labels
+	if !slices.Equal(got, want) {
+		t.Fatalf("fields %v, want %v", got, want)
+	}
+	x := &tree{Name: string([]byte("web")), Children: []*tree{{Name: string([]byte("web"))}}}
+	Share(x)
+	if !sameBytes(x.Name, x.Children[0].Name) {
+		t.Error("a string under a recursive field is held twice")
 	}
 }
