@@ -105,15 +105,9 @@ func runMemoryBench(ctx context.Context, cfg memoryConfig) (_ []memoryStep, err 
 	}
 	fmt.Fprintf(os.Stderr, "bench-memory: %d WebApps in %d namespaces, steps %v; log and heap profiles in %s\n",
 		cfg.N, cfg.Namespaces, cfg.Steps(), logDir)
-	// Names of this run's own: the namespaces of an earlier run may still
-	// be going.
-	run := strconv.FormatInt(time.Now().Unix()%(36*36*36*36), 36)
-	nss := make([]string, cfg.Namespaces)
-	for i := range nss {
-		nss[i] = fmt.Sprintf("mem-%s-%02d", run, i)
-		if err := createNamespace(ctx, c, nss[i]); err != nil {
-			return nil, err
-		}
+	nss, err := memoryNamespaces(ctx, c, cfg.Namespaces)
+	if err != nil {
+		return nil, err
 	}
 	op, pprofAddr, err := pprofOperator(bin, logDir)
 	if err != nil {
@@ -128,19 +122,11 @@ func runMemoryBench(ctx context.Context, cfg memoryConfig) (_ []memoryStep, err 
 	var steps []memoryStep
 	created := 0
 	for _, n := range cfg.Steps() {
-		start := time.Now()
-		from := created
-		if err := parallel(n-from, clientWorkers, func(i int) error {
-			return c.Create(ctx, newWebApp(rudderWebApp, nss[(from+i)%len(nss)], from+i, spec))
-		}); err != nil {
-			return steps, fmt.Errorf("creating WebApps %d to %d: %w", from, n, err)
-		}
-		created = n
-		wall, err := waitForEvery(ctx, start, 5*time.Minute+time.Duration(n-from)*time.Second, poll,
-			fmt.Sprintf("%d WebApps Running", n), func(ctx context.Context) (bool, string, error) { return allRunning(ctx, c, nss, n) })
+		wall, err := installStep(ctx, c, nss, created, n, spec, poll)
 		if err != nil {
 			return steps, err
 		}
+		created = n
 		settleCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		_, err = op.waitSettled(settleCtx, n, cfg.Quiet, 0.05)
 		cancel()
@@ -157,6 +143,33 @@ func runMemoryBench(ctx context.Context, cfg memoryConfig) (_ []memoryStep, err 
 		steps = append(steps, s)
 	}
 	return steps, nil
+}
+
+// memoryNamespaces creates n namespaces of a run's own: those of an earlier
+// run may still be going.
+func memoryNamespaces(ctx context.Context, c client.Client, n int) ([]string, error) {
+	run := strconv.FormatInt(time.Now().Unix()%(36*36*36*36), 36)
+	nss := make([]string, n)
+	for i := range nss {
+		nss[i] = fmt.Sprintf("mem-%s-%02d", run, i)
+		if err := createNamespace(ctx, c, nss[i]); err != nil {
+			return nil, err
+		}
+	}
+	return nss, nil
+}
+
+// installStep creates WebApps from to n (spread over nss) and waits,
+// polling every poll, until all n are Running; it returns how long that took.
+func installStep(ctx context.Context, c client.Client, nss []string, from, n int, spec map[string]any, poll time.Duration) (time.Duration, error) {
+	start := time.Now()
+	if err := parallel(n-from, clientWorkers, func(i int) error {
+		return c.Create(ctx, newWebApp(rudderWebApp, nss[(from+i)%len(nss)], from+i, spec))
+	}); err != nil {
+		return 0, fmt.Errorf("creating WebApps %d to %d: %w", from, n, err)
+	}
+	return waitForEvery(ctx, start, 5*time.Minute+time.Duration(n-from)*time.Second, poll,
+		fmt.Sprintf("%d WebApps Running", n), func(ctx context.Context) (bool, string, error) { return allRunning(ctx, c, nss, n) })
 }
 
 // cleanUpMemory stops the manager and deletes the run's namespaces with
