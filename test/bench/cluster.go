@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
 // Fake nodes the bench adds when the cluster lacks room for a run's pods.
@@ -239,4 +241,50 @@ func deleteNamespaceWithin(ctx context.Context, c client.Client, ns string, time
 		return err != nil, "still terminating", nil
 	})
 	return err
+}
+
+// managerRun is what a one-kind bench of bin/manager needs: a client of
+// the cluster, the manager binary and a directory for its logs.
+type managerRun struct {
+	c      client.Client
+	bin    string
+	logDir string
+	// done removes the baseline's CRD that setting up installed.
+	done func()
+}
+
+// setUpManagerRun installs the CRDs, makes room for pods of n WebApps of one
+// replica (env names the setting that chooses n) and finds bin/manager; its
+// logs go to a new directory named for the bench.
+func setUpManagerRun(ctx context.Context, n int, env, bench string) (*managerRun, error) {
+	root, err := testenv.Root()
+	if err != nil {
+		return nil, err
+	}
+	c, err := newClient()
+	if err != nil {
+		return nil, err
+	}
+	crdName, err := installCRDs(ctx, c, root)
+	if err != nil {
+		return nil, err
+	}
+	r := &managerRun{c: c, done: func() { removeBaselineCRD(c, crdName) }}
+	fail := func(err error) (*managerRun, error) {
+		r.done()
+		return nil, err
+	}
+	if room, err := ensurePodRoom(ctx, c, n); err != nil {
+		return fail(err)
+	} else if room < n {
+		return fail(fmt.Errorf("the cluster has room for %d more pods, not the %d of %d WebApps: "+
+			"start it with more kwok nodes (RUDDER_KWOK_NODES) or run fewer WebApps (%s)", room, n, n, env))
+	}
+	if r.bin, err = binary(envManager, root, "manager", "build"); err != nil {
+		return fail(err)
+	}
+	if r.logDir, err = os.MkdirTemp("", "rudder-"+bench+"-"); err != nil {
+		return fail(err)
+	}
+	return r, nil
 }

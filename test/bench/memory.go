@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
 // Environment of `make bench-memory`.
@@ -76,33 +74,12 @@ type memoryStep struct {
 // cfg.Steps, measuring the manager after each. It returns the steps
 // measured so far with the first error.
 func runMemoryBench(ctx context.Context, cfg memoryConfig) (_ []memoryStep, err error) {
-	root, err := testenv.Root()
+	run, err := setUpManagerRun(ctx, cfg.N, envMemoryWebApps, "bench-memory")
 	if err != nil {
 		return nil, err
 	}
-	c, err := newClient()
-	if err != nil {
-		return nil, err
-	}
-	crdName, err := installCRDs(ctx, c, root)
-	if err != nil {
-		return nil, err
-	}
-	defer removeBaselineCRD(c, crdName)
-	if room, err := ensurePodRoom(ctx, c, cfg.N); err != nil {
-		return nil, err
-	} else if room < cfg.N {
-		return nil, fmt.Errorf("the cluster has room for %d more pods, not the %d of %d WebApps: "+
-			"start it with more kwok nodes (RUDDER_KWOK_NODES) or run fewer WebApps (%s)", room, cfg.N, cfg.N, envMemoryWebApps)
-	}
-	bin, err := binary(envManager, root, "manager", "build")
-	if err != nil {
-		return nil, err
-	}
-	logDir, err := os.MkdirTemp("", "rudder-bench-memory-")
-	if err != nil {
-		return nil, err
-	}
+	defer run.done()
+	c, bin, logDir := run.c, run.bin, run.logDir
 	fmt.Fprintf(os.Stderr, "bench-memory: %d WebApps in %d namespaces, steps %v; log and heap profiles in %s\n",
 		cfg.N, cfg.Namespaces, cfg.Steps(), logDir)
 	nss, err := memoryNamespaces(ctx, c, cfg.Namespaces)

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/shard"
-	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
 // The sharded bench (`make bench-shards`): N WebApps spread over many
@@ -110,33 +109,12 @@ func shardNamespaces(tag string, n, count int) []string {
 // runShardBench runs the unsharded column, then the sharded one, each in
 // namespaces of its own that are deleted afterwards.
 func runShardBench(ctx context.Context, cfg shardConfig) ([]*shardResult, error) {
-	root, err := testenv.Root()
+	run, err := setUpManagerRun(ctx, cfg.N, envShardWebApps, "bench-shards")
 	if err != nil {
 		return nil, err
 	}
-	c, err := newClient()
-	if err != nil {
-		return nil, err
-	}
-	crdName, err := installCRDs(ctx, c, root)
-	if err != nil {
-		return nil, err
-	}
-	defer removeBaselineCRD(c, crdName)
-	if room, err := ensurePodRoom(ctx, c, cfg.N); err != nil {
-		return nil, err
-	} else if room < cfg.N {
-		return nil, fmt.Errorf("the cluster has room for %d more pods, not the %d of %d WebApps: "+
-			"start it with more kwok nodes (RUDDER_KWOK_NODES) or run fewer WebApps (%s)", room, cfg.N, cfg.N, envShardWebApps)
-	}
-	bin, err := binary(envManager, root, "manager", "build")
-	if err != nil {
-		return nil, err
-	}
-	logDir, err := os.MkdirTemp("", "rudder-bench-shards-")
-	if err != nil {
-		return nil, err
-	}
+	defer run.done()
+	c, bin, logDir := run.c, run.bin, run.logDir
 	fmt.Fprintf(os.Stderr, "bench-shards: %d WebApps in %d namespaces, 1 process then %d shards; logs in %s\n", cfg.N, cfg.Namespaces, cfg.Shards, logDir)
 	var results []*shardResult
 	for _, shards := range []int{1, cfg.Shards} {
