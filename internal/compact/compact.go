@@ -6,6 +6,7 @@ import (
 	"unique"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
@@ -21,11 +22,21 @@ const maxShared = 64
 // object anew; at 10,000 WebApps the same few hundred keys and values were
 // held hundreds of thousands of times.
 func Transform() toolscache.TransformFunc {
+	return TransformEncoding(nil, nil)
+}
+
+// TransformEncoding is Transform for a cache of custom resources: an
+// unstructured object of one of kinds is kept Encoded, with summarize's
+// Summary.
+func TransformEncoding(kinds map[schema.GroupVersionKind]bool, summarize func(*unstructured.Unstructured) any) toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	return func(in any) (any, error) {
 		out, err := strip(in)
 		if err != nil {
 			return out, err
+		}
+		if u, ok := out.(*unstructured.Unstructured); ok && kinds[u.GroupVersionKind()] {
+			return Encode(u, summarize)
 		}
 		Share(out)
 		return out, nil

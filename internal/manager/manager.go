@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -149,7 +150,9 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		LeaderElectionResourceLockInterface: leaderLock,
 		GracefulShutdownTimeout:             &opts.GracefulShutdown,
 		Cache: cacheOptions(cache.Options{
-			DefaultTransform: compact.Transform(),
+			// Custom resources are held encoded: a quarter of their
+			// memory unstructured (docs/benchmarks.md).
+			DefaultTransform: compact.TransformEncoding(watchedKinds(ws), reconcile.Readiness),
 			ByObject:         selectedKinds(ws, selected),
 		}),
 		// Custom resources and the objects of releases are read as
@@ -241,6 +244,15 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// watchedKinds are the kinds of custom resources of ws.
+func watchedKinds(ws []watches.Watch) map[schema.GroupVersionKind]bool {
+	out := make(map[schema.GroupVersionKind]bool, len(ws))
+	for _, w := range ws {
+		out[w.GVK] = true
+	}
+	return out
 }
 
 // warmCache runs a cache on every replica, leader or standby. The manager

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/rudder-operator/rudder/internal/compact"
 	"github.com/rudder-operator/rudder/internal/depends"
 )
 
@@ -92,10 +93,22 @@ type readinessOf struct {
 }
 
 func dependencyState(obj client.Object) readinessOf {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return readinessOf{}
+	switch o := obj.(type) {
+	case *compact.Encoded:
+		r, _ := o.Summary.(readinessOf)
+		return r
+	case *unstructured.Unstructured:
+		return readinessOf{}.of(o)
 	}
+	return readinessOf{}
+}
+
+// Readiness is what the cache of custom resources keeps of each as its
+// compact.Encoded Summary: what dependencyState reads of a resource, so that
+// the predicates do not decode every version of it.
+func Readiness(u *unstructured.Unstructured) any { return readinessOf{}.of(u) }
+
+func (readinessOf) of(u *unstructured.Unstructured) readinessOf {
 	out := readinessOf{generation: u.GetGeneration(), deleting: !u.GetDeletionTimestamp().IsZero()}
 	out.observed, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	if c := depends.Ready(u); c != nil {

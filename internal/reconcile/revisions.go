@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
+	"github.com/rudder-operator/rudder/internal/compact"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/storage"
@@ -34,7 +35,7 @@ func (v *revision) seenAt(i int) *seenObject {
 }
 
 // decoded is a revision as the cache keeps it: its objects as one JSON
-// array deflated to about a third (deflate.go), where the JSON is itself a
+// array deflated to about a third (compact.Deflate), where the JSON is itself a
 // fifth of the memory of the same objects unstructured; each get inflates
 // and decodes it in far less time than parsing the manifest's YAML.
 type decoded struct {
@@ -179,13 +180,13 @@ func encodeObjects(objs []*unstructured.Unstructured) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return deflate(js)
+	return compact.Deflate(js)
 }
 
 // decodeObjects decodes encodeObjects' array. Numbers decode as
 // helm.ParseManifest decodes them (int64 where integral).
 func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
-	js, err := inflate(data)
+	js, err := compact.Inflate(data)
 	if err != nil {
 		return nil, err
 	}
