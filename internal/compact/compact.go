@@ -6,9 +6,9 @@ import (
 	"unique"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // maxShared is the length up to which a string is shared. Label keys and
@@ -25,18 +25,17 @@ func Transform() toolscache.TransformFunc {
 	return TransformEncoding(nil, nil)
 }
 
-// TransformEncoding is Transform for a cache of custom resources: an
-// unstructured object of one of kinds is kept Encoded, with summarize's
-// Summary.
-func TransformEncoding(kinds map[schema.GroupVersionKind]bool, summarize func(*unstructured.Unstructured) any) toolscache.TransformFunc {
+// TransformEncoding is Transform for a cache whose objects are kept Encoded
+// where encodes says, with summarize's Summary.
+func TransformEncoding(encodes func(client.Object) bool, summarize func(client.Object) any) toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	return func(in any) (any, error) {
 		out, err := strip(in)
 		if err != nil {
 			return out, err
 		}
-		if u, ok := out.(*unstructured.Unstructured); ok && kinds[u.GroupVersionKind()] {
-			return Encode(u, summarize)
+		if obj, ok := out.(client.Object); ok && encodes != nil && encodes(obj) {
+			return Encode(obj, summarize)
 		}
 		Share(out)
 		return out, nil

@@ -2,23 +2,27 @@ package compact
 
 import (
 	"fmt"
+	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Encoded is a custom resource as a cache holds it: its metadata as a Go
-// type, for the informer's keys and indexes, label selectors, event handlers
-// and predicates, and the whole object as deflated JSON. Unstructured, a
-// WebApp with its status took 4.5 KB, a map and boxed values for every JSON
-// object and field; encoded it takes about 1 KB.
+// Encoded is an object as a cache holds it: its metadata as a Go type, for
+// the informer's keys and indexes, label selectors, event handlers and
+// predicates, and the rest deflated. Unstructured, a WebApp with its status
+// took 4.5 KB, a map and a boxed value for every JSON object and field; a
+// Deployment as its Go type 4.6 KB, most of it the pod template's structs.
+// Encoded, they take about 1 KB and 1.5 KB.
 //
 // A read from the cache copies the object (DeepCopyObject), and the copy is
-// the object decoded: an *unstructured.Unstructured, as the cache would have
-// returned. Who reads the cache's own object without a copy (event handlers,
-// predicates, indexers, a read with UnsafeDisableDeepCopy) gets the Encoded
-// and its metadata, and Summary for what else it needs.
+// the object decoded, of the type the cache would have returned. Who reads
+// the cache's own object without a copy (event handlers, predicates,
+// indexers) gets the Encoded: its metadata, and Summary for what else it
+// needs.
 type Encoded struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
@@ -28,67 +32,144 @@ type Encoded struct {
 	// computed once as the object entered the cache.
 	Summary any
 
-	data []byte // the object's JSON, deflated
+	typ  reflect.Type // a Go type's; nil for an unstructured object
+	data []byte       // deflated: an unstructured object's JSON, whole; a Go type's protobuf, without its metadata
 }
 
-// Encode returns u encoded; summarize, when not nil, gives its Summary.
-func Encode(u *unstructured.Unstructured, summarize func(*unstructured.Unstructured) any) (*Encoded, error) {
-	js, err := u.MarshalJSON()
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+// protobuf is what the API's Go types implement.
+type protobuf interface {
+	Marshal() ([]byte, error)
+	Unmarshal([]byte) error
+}
+
+// Encode returns obj encoded, an unstructured object or a pointer to an API
+// Go type; summarize, when not nil, gives its Summary.
+func Encode(obj client.Object, summarize func(client.Object) any) (*Encoded, error) {
+	e := &Encoded{ObjectMeta: metaOf(obj)}
+	var raw []byte
+	var err error
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		e.TypeMeta = metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}
+		raw, err = u.MarshalJSON()
+	} else {
+		e.typ = reflect.TypeOf(obj).Elem()
+		raw, err = withoutMeta(obj)
 	}
-	data, err := Deflate(js)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	if err == nil {
+		e.data, err = Deflate(raw)
 	}
-	e := &Encoded{TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}, ObjectMeta: metaOf(u), data: data}
+	if err != nil {
+		return nil, fmt.Errorf("encoding %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+	}
 	if summarize != nil {
-		e.Summary = summarize(u)
+		e.Summary = summarize(obj)
 	}
 	Share(e)
 	return e, nil
 }
 
-// metaOf returns u's metadata as a Go type. Managed fields are not kept.
-func metaOf(u *unstructured.Unstructured) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
-		Name:                       u.GetName(),
-		GenerateName:               u.GetGenerateName(),
-		Namespace:                  u.GetNamespace(),
-		UID:                        u.GetUID(),
-		ResourceVersion:            u.GetResourceVersion(),
-		Generation:                 u.GetGeneration(),
-		CreationTimestamp:          u.GetCreationTimestamp(),
-		DeletionTimestamp:          u.GetDeletionTimestamp(),
-		DeletionGracePeriodSeconds: u.GetDeletionGracePeriodSeconds(),
-		Labels:                     u.GetLabels(),
-		Annotations:                u.GetAnnotations(),
-		OwnerReferences:            u.GetOwnerReferences(),
-		Finalizers:                 u.GetFinalizers(),
+// withoutMeta returns the protobuf of a Go-typed object, its metadata left
+// out.
+func withoutMeta(obj client.Object) ([]byte, error) {
+	c := reflect.New(reflect.TypeOf(obj).Elem())
+	c.Elem().Set(reflect.ValueOf(obj).Elem())
+	meta := c.Elem().FieldByName("ObjectMeta")
+	if !meta.IsValid() {
+		return nil, fmt.Errorf("%T has no ObjectMeta", obj)
+	}
+	meta.Set(reflect.Zero(meta.Type()))
+	pb, ok := c.Interface().(protobuf)
+	if !ok {
+		return nil, fmt.Errorf("%T has no protobuf encoding", obj)
+	}
+	return pb.Marshal()
+}
+
+// Encodable reports whether Encode takes obj: an unstructured object, or a
+// pointer to an API Go type with its metadata and a protobuf encoding.
+func Encodable(obj client.Object) bool {
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return true
+	}
+	if _, ok := obj.(protobuf); !ok {
+		return false
+	}
+	t := reflect.TypeOf(obj)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	f, ok := t.Elem().FieldByName("ObjectMeta")
+	return ok && f.Type == reflect.TypeFor[metav1.ObjectMeta]()
+}
+
+// OfKinds returns an encodes function for TransformEncoding: unstructured
+// objects of kinds.
+func OfKinds(kinds map[schema.GroupVersionKind]bool) func(client.Object) bool {
+	return func(obj client.Object) bool {
+		u, ok := obj.(*unstructured.Unstructured)
+		return ok && kinds[u.GroupVersionKind()]
 	}
 }
 
-// Decode returns the object e encodes, as the API server sent it to the
-// cache (without its managed fields).
-func (e *Encoded) Decode() (*unstructured.Unstructured, error) {
-	js, err := Inflate(e.data)
+// metaOf returns obj's metadata as a Go type. Managed fields are not kept.
+func metaOf(obj metav1.Object) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:                       obj.GetName(),
+		GenerateName:               obj.GetGenerateName(),
+		Namespace:                  obj.GetNamespace(),
+		UID:                        obj.GetUID(),
+		ResourceVersion:            obj.GetResourceVersion(),
+		Generation:                 obj.GetGeneration(),
+		CreationTimestamp:          obj.GetCreationTimestamp(),
+		DeletionTimestamp:          obj.GetDeletionTimestamp(),
+		DeletionGracePeriodSeconds: obj.GetDeletionGracePeriodSeconds(),
+		Labels:                     obj.GetLabels(),
+		Annotations:                obj.GetAnnotations(),
+		OwnerReferences:            obj.GetOwnerReferences(),
+		Finalizers:                 obj.GetFinalizers(),
+	}
+}
+
+// Decode returns the object e encodes as the API server sent it to the cache
+// (without its managed fields): an *unstructured.Unstructured, or a pointer
+// to its Go type.
+func (e *Encoded) Decode() (client.Object, error) {
+	raw, err := Inflate(e.data)
 	if err != nil {
-		return nil, fmt.Errorf("decoding %s %s/%s: %w", e.Kind, e.Namespace, e.Name, err)
+		return nil, fmt.Errorf("decoding %s/%s: %w", e.Namespace, e.Name, err)
 	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(js); err != nil {
-		return nil, fmt.Errorf("decoding %s %s/%s: %w", e.Kind, e.Namespace, e.Name, err)
+	if e.typ == nil {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("decoding %s %s/%s: %w", e.Kind, e.Namespace, e.Name, err)
+		}
+		return u, nil
 	}
-	return u, nil
+	p := reflect.New(e.typ)
+	if err := p.Interface().(protobuf).Unmarshal(raw); err != nil {
+		return nil, fmt.Errorf("decoding %s %s/%s: %w", e.typ.Name(), e.Namespace, e.Name, err)
+	}
+	p.Elem().FieldByName("ObjectMeta").Set(reflect.ValueOf(*e.ObjectMeta.DeepCopy()))
+	obj := p.Interface().(client.Object)
+	obj.GetObjectKind().SetGroupVersionKind(e.GroupVersionKind())
+	return obj, nil
+}
+
+// Decoded returns obj decoded when it is Encoded, else obj itself.
+func Decoded(obj client.Object) (client.Object, error) {
+	if e, ok := obj.(*Encoded); ok {
+		return e.Decode()
+	}
+	return obj, nil
 }
 
 // DeepCopyObject returns the object decoded, for the cache's reads. What
 // Encode wrote always decodes: a failure is a fault of this process's memory,
 // and it panics (controller-runtime recovers a reconcile's panic).
 func (e *Encoded) DeepCopyObject() runtime.Object {
-	u, err := e.Decode()
+	obj, err := e.Decode()
 	if err != nil {
 		panic(err)
 	}
-	return u
+	return obj
 }

@@ -3,7 +3,10 @@ package compact
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,9 +39,9 @@ func TestTransformEncoding_KeepsAWatchedKindEncodedAndReadsItBackWhole(t *testin
 	in := webApp(t)
 	want := in.DeepCopy()
 	want.SetManagedFields(nil)
-	summary := func(u *unstructured.Unstructured) any { return u.GetGeneration() * 10 }
+	summary := func(obj client.Object) any { return obj.GetGeneration() * 10 }
 
-	out, err := TransformEncoding(map[schema.GroupVersionKind]bool{webAppKind: true}, summary)(in)
+	out, err := TransformEncoding(OfKinds(map[schema.GroupVersionKind]bool{webAppKind: true}), summary)(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +93,7 @@ func TestTransformEncoding_KeepsAWatchedKindEncodedAndReadsItBackWhole(t *testin
 func TestTransformEncoding_LeavesOtherKindsUnstructured(t *testing.T) {
 	in := webApp(t)
 	in.SetKind("Database")
-	out, err := TransformEncoding(map[schema.GroupVersionKind]bool{webAppKind: true}, nil)(in)
+	out, err := TransformEncoding(OfKinds(map[schema.GroupVersionKind]bool{webAppKind: true}), nil)(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +103,54 @@ func TestTransformEncoding_LeavesOtherKindsUnstructured(t *testing.T) {
 	}
 	if len(u.GetManagedFields()) != 0 {
 		t.Error("managed fields kept")
+	}
+}
+
+func TestEncode_KeepsAGoTypedObjectAndReadsItBackWhole(t *testing.T) {
+	want := deployment("web")
+	want.ResourceVersion, want.Generation = "7", 3
+	in := decoded(t, want)
+	want.ManagedFields = nil
+
+	out, err := TransformEncoding(Encodable, nil)(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := out.(*Encoded)
+	if !ok {
+		t.Fatalf("transform made a %T, want *Encoded", out)
+	}
+	if e.Generation != 3 || e.ResourceVersion != "7" || e.Labels["rudder.dev/release"] != "webapp-web" || len(e.ManagedFields) != 0 {
+		t.Errorf("metadata not kept: %+v", e.ObjectMeta)
+	}
+	got, ok := e.DeepCopyObject().(*appsv1.Deployment)
+	if !ok {
+		t.Fatalf("a copy is a %T, want *appsv1.Deployment", e.DeepCopyObject())
+	}
+	got.TypeMeta = metav1.TypeMeta{} // as the cache's reads set it
+	if !equality.Semantic.DeepEqual(want, got) {
+		t.Fatalf("decoded object differs:\nwant %+v\ngot  %+v", want, got)
+	}
+	got.Labels["rudder.dev/release"] = "changed"
+	if e.Labels["rudder.dev/release"] != "webapp-web" {
+		t.Error("a change to a copy's labels reached the cache's object")
+	}
+}
+
+func TestEncodable(t *testing.T) {
+	for _, tt := range []struct {
+		obj  client.Object
+		want bool
+	}{
+		{&unstructured.Unstructured{}, true},
+		{&appsv1.Deployment{}, true},
+		{&corev1.Service{}, true},
+		{&metav1.PartialObjectMetadata{}, true},
+		{&Encoded{}, false},
+	} {
+		if got := Encodable(tt.obj); got != tt.want {
+			t.Errorf("Encodable(%T) = %v, want %v", tt.obj, got, tt.want)
+		}
 	}
 }
 

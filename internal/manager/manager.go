@@ -152,7 +152,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		Cache: cacheOptions(cache.Options{
 			// Custom resources are held encoded: a quarter of their
 			// memory unstructured (docs/benchmarks.md).
-			DefaultTransform: compact.TransformEncoding(watchedKinds(ws), reconcile.Readiness),
+			DefaultTransform: compact.TransformEncoding(compact.OfKinds(watchedKinds(ws)), reconcile.Readiness),
 			ByObject:         selectedKinds(ws, selected),
 		}),
 		// Custom resources and the objects of releases are read as
@@ -176,7 +176,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	}
 	dependents, err := owner.NewCache(cfg, cacheOptions(cache.Options{
 		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
-	}))
+	}), reconcile.SettleSummary(mgr.GetScheme()))
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,15 @@
 package owner
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/compact"
 )
@@ -17,15 +20,15 @@ import (
 const LabelRelease = "rudder.dev/release"
 
 // NewCache returns the cache of the releases' objects: only objects labeled
-// LabelRelease, without their managed fields. Add it to the manager so that
-// it starts with it.
-func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+// LabelRelease, without their managed fields, each kept compact.Encoded with
+// summarize's Summary. Add it to the manager so that it starts with it.
+func NewCache(cfg *rest.Config, opts cache.Options, summarize func(client.Object) any) (cache.Cache, error) {
 	req, err := labels.NewRequirement(LabelRelease, selection.Exists, nil)
 	if err != nil {
 		return nil, fmt.Errorf("selecting the releases' objects: %w", err)
 	}
 	opts.DefaultLabelSelector = labels.NewSelector().Add(*req)
-	opts.DefaultTransform = compact.Transform()
+	opts.DefaultTransform = compact.TransformEncoding(compact.Encodable, summarize)
 	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the cache of the releases' objects: %w", err)
@@ -47,4 +50,32 @@ func Stamp(obj interface {
 	}
 	l[LabelRelease] = release
 	obj.SetLabels(l)
+}
+
+// Look returns the object of obj's kind at key as c holds it, without a
+// copy: a *compact.Encoded, its metadata read as it is and the rest decoded
+// on demand. Not to be changed. An object the cache does not hold is read as
+// a Get reads it (a NotFound error when it is not there).
+func Look(ctx context.Context, c cache.Cache, obj client.Object, key client.ObjectKey) (client.Object, error) {
+	inf, err := c.GetInformer(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	if idx, ok := inf.(toolscache.SharedIndexInformer); ok {
+		storeKey := key.Name
+		if key.Namespace != "" {
+			storeKey = key.Namespace + "/" + key.Name
+		}
+		item, exists, err := idx.GetIndexer().GetByKey(storeKey)
+		if err != nil {
+			return nil, err
+		}
+		if held, ok := item.(client.Object); exists && ok {
+			return held, nil
+		}
+	}
+	if err := c.Get(ctx, key, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }

@@ -106,7 +106,13 @@ func dependencyState(obj client.Object) readinessOf {
 // Readiness is what the cache of custom resources keeps of each as its
 // compact.Encoded Summary: what dependencyState reads of a resource, so that
 // the predicates do not decode every version of it.
-func Readiness(u *unstructured.Unstructured) any { return readinessOf{}.of(u) }
+func Readiness(obj client.Object) any {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return readinessOf{}
+	}
+	return readinessOf{}.of(u)
+}
 
 func (readinessOf) of(u *unstructured.Unstructured) readinessOf {
 	out := readinessOf{generation: u.GetGeneration(), deleting: !u.GetDeletionTimestamp().IsZero()}

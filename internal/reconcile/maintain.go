@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -124,18 +125,15 @@ func (r *Reconciler) assessObject(ctx context.Context, o *observation, want *uns
 }
 
 // look reads the live counterpart of want from the cache of the releases'
-// objects, without a copy: the object returned is the cache's own, not to be
-// changed. Nil when the cache does not hold it.
+// objects, without a copy: the object returned is the cache's own
+// (compact.Encoded), not to be changed. Nil when the cache does not hold it.
 func (r *Reconciler) look(ctx context.Context, want *unstructured.Unstructured) (client.Object, error) {
 	obj := dependentObject(r.Client.Scheme(), want.GroupVersionKind())
-	err := r.Dependents.Get(ctx, client.ObjectKeyFromObject(want), obj, client.UnsafeDisableDeepCopy)
+	live, err := owner.Look(ctx, r.Dependents, obj, client.ObjectKeyFromObject(want))
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	return obj, nil
+	return live, err
 }
 
 // read reads the counterpart of want with reader; nil when it does not exist.
