@@ -13,10 +13,10 @@ import (
 
 // Encoded is an object as a cache holds it: its metadata as a Go type, for
 // the informer's keys and indexes, label selectors, event handlers and
-// predicates, and the rest deflated. Unstructured, a WebApp with its status
+// predicates, and the rest encoded. Unstructured, a WebApp with its status
 // took 4.5 KB, a map and a boxed value for every JSON object and field; a
 // Deployment as its Go type 4.6 KB, most of it the pod template's structs.
-// Encoded, they take about 1 KB and 1.5 KB.
+// Encoded, they take about 1.0 KB and 1.9 KB.
 //
 // A read from the cache copies the object (DeepCopyObject), and the copy is
 // the object decoded, of the type the cache would have returned. Who reads
@@ -32,8 +32,13 @@ type Encoded struct {
 	// computed once as the object entered the cache.
 	Summary any
 
-	typ  reflect.Type // a Go type's; nil for an unstructured object
-	data []byte       // deflated: an unstructured object's JSON, whole; a Go type's protobuf, without its metadata
+	typ reflect.Type // a Go type's; nil for an unstructured object
+
+	// data is an unstructured object's JSON, whole and deflated (a WebApp's
+	// 1,260 bytes to 585), or a Go type's protobuf without its metadata,
+	// left as it is: a Deployment's 840 bytes deflate to 566, for 25 µs
+	// at each of its status updates.
+	data []byte
 }
 
 // protobuf is what the API's Go types implement.
@@ -46,17 +51,16 @@ type protobuf interface {
 // Go type; summarize, when not nil, gives its Summary.
 func Encode(obj client.Object, summarize func(client.Object) any) (*Encoded, error) {
 	e := &Encoded{ObjectMeta: metaOf(obj)}
-	var raw []byte
 	var err error
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		e.TypeMeta = metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}
-		raw, err = u.MarshalJSON()
+		var js []byte
+		if js, err = u.MarshalJSON(); err == nil {
+			e.data, err = Deflate(js)
+		}
 	} else {
 		e.typ = reflect.TypeOf(obj).Elem()
-		raw, err = withoutMeta(obj)
-	}
-	if err == nil {
-		e.data, err = Deflate(raw)
+		e.data, err = withoutMeta(obj)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("encoding %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
@@ -134,19 +138,19 @@ func metaOf(obj metav1.Object) metav1.ObjectMeta {
 // (without its managed fields): an *unstructured.Unstructured, or a pointer
 // to its Go type.
 func (e *Encoded) Decode() (client.Object, error) {
-	raw, err := Inflate(e.data)
-	if err != nil {
-		return nil, fmt.Errorf("decoding %s/%s: %w", e.Namespace, e.Name, err)
-	}
 	if e.typ == nil {
+		js, err := Inflate(e.data)
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s %s/%s: %w", e.Kind, e.Namespace, e.Name, err)
+		}
 		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(raw); err != nil {
+		if err := u.UnmarshalJSON(js); err != nil {
 			return nil, fmt.Errorf("decoding %s %s/%s: %w", e.Kind, e.Namespace, e.Name, err)
 		}
 		return u, nil
 	}
 	p := reflect.New(e.typ)
-	if err := p.Interface().(protobuf).Unmarshal(raw); err != nil {
+	if err := p.Interface().(protobuf).Unmarshal(e.data); err != nil {
 		return nil, fmt.Errorf("decoding %s %s/%s: %w", e.typ.Name(), e.Namespace, e.Name, err)
 	}
 	p.Elem().FieldByName("ObjectMeta").Set(reflect.ValueOf(*e.ObjectMeta.DeepCopy()))

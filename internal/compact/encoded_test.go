@@ -169,3 +169,41 @@ func mustJSON(t *testing.T, u *unstructured.Unstructured) []byte {
 	}
 	return js
 }
+
+// The cost of keeping objects encoded: every version a cache receives is
+// encoded, and every read that copies one decodes it.
+func BenchmarkEncoded(b *testing.B) {
+	d := deployment("web")
+	d.ManagedFields = nil
+	u := webApp(&testing.T{})
+	u.SetManagedFields(nil)
+	for _, obj := range []client.Object{d, u} {
+		name := obj.GetObjectKind().GroupVersionKind().Kind
+		if name == "" {
+			name = "Deployment"
+		}
+		b.Run("Encode/"+name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Encode(obj, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		e, err := Encode(obj, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("Decode/"+name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.Decode(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("DeepCopy/"+name, func(b *testing.B) {
+			for b.Loop() {
+				obj.DeepCopyObject()
+			}
+		})
+	}
+}
