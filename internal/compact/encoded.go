@@ -153,7 +153,8 @@ func (e *Encoded) Decode() (client.Object, error) {
 	if err := p.Interface().(protobuf).Unmarshal(e.data); err != nil {
 		return nil, fmt.Errorf("decoding %s %s/%s: %w", e.typ.Name(), e.Namespace, e.Name, err)
 	}
-	p.Elem().FieldByName("ObjectMeta").Set(reflect.ValueOf(*e.ObjectMeta.DeepCopy()))
+	meta := e.ObjectMeta // deep-copied: no reader shares the cache's maps
+	p.Elem().FieldByName("ObjectMeta").Set(reflect.ValueOf(*meta.DeepCopy()))
 	obj := p.Interface().(client.Object)
 	obj.GetObjectKind().SetGroupVersionKind(e.GroupVersionKind())
 	return obj, nil
