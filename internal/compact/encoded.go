@@ -50,10 +50,10 @@ type protobuf interface {
 // Encode returns obj encoded, an unstructured object or a pointer to an API
 // Go type; summarize, when not nil, gives its Summary.
 func Encode(obj client.Object, summarize func(client.Object) any) (*Encoded, error) {
-	e := &Encoded{ObjectMeta: metaOf(obj)}
+	apiVersion, kind := obj.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
+	e := &Encoded{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}, ObjectMeta: metaOf(obj)}
 	var err error
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		e.TypeMeta = metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()}
 		var js []byte
 		if js, err = u.MarshalJSON(); err == nil {
 			e.data, err = Deflate(js)

@@ -98,7 +98,7 @@ func dependencyState(obj client.Object) readinessOf {
 		r, _ := o.Summary.(readinessOf)
 		return r
 	case *unstructured.Unstructured:
-		return readinessOf{}.of(o)
+		return dependencyReadiness(o)
 	}
 	return readinessOf{}
 }
@@ -111,10 +111,11 @@ func Readiness(obj client.Object) any {
 	if !ok {
 		return readinessOf{}
 	}
-	return readinessOf{}.of(u)
+	return dependencyReadiness(u)
 }
 
-func (readinessOf) of(u *unstructured.Unstructured) readinessOf {
+// dependencyReadiness is what a dependent reads of u.
+func dependencyReadiness(u *unstructured.Unstructured) readinessOf {
 	out := readinessOf{generation: u.GetGeneration(), deleting: !u.GetDeletionTimestamp().IsZero()}
 	out.observed, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	if c := depends.Ready(u); c != nil {
