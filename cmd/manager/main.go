@@ -32,6 +32,8 @@ func main() {
 	flag.IntVar(&opts.Shard.Count, "shards", envInt("RUDDER_SHARDS", 1), "number of shards the namespaces are split into, one manager (and its standbys) each; also $RUDDER_SHARDS")
 	flag.IntVar(&opts.Shard.Index, "shard", envInt("RUDDER_SHARD", 0), "the shard this manager serves, 0 to --shards minus 1; also $RUDDER_SHARD")
 	flag.StringVar(&opts.WatchLabelSelector, "watch-label-selector", "", "serve only the custom resources this label selector selects, e.g. team=payments (Flux's flag)")
+	flag.StringVar(&opts.DefaultServiceAccount, "default-service-account", "", "act for each custom resource as this ServiceAccount of its namespace (impersonation), unless its annotation rudder.dev/service-account names another; empty: rudder's own rights (docs/security.md)")
+	flag.StringVar(&opts.RevisionKeySecret, "revision-key-secret", "", "Secret (NAMESPACE/NAME, or NAME in rudder's namespace) holding the key rudder signs its release revisions with; created when missing (default rudder-revision-key)")
 	devel := flag.Bool("zap-devel", false, "development logs: console format, and debug level unless --log-level says otherwise (operator-sdk's flag)")
 	flag.Parse()
 	opts.KubeAPIQPS = float32(*qps)

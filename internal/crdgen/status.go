@@ -99,6 +99,9 @@ func commonStatus(kind string) map[string]apiextensionsv1.JSONSchemaProps {
 		},
 		"lastHandledReconcileAt": str("The value of the rudder.dev/reconcile-requested-at annotation that the last " +
 			"reconcile saw: once it equals the annotation, a reconcile asked for that way has run."),
+		"actingAs": str("Whom rudder acts as for this resource: system:serviceaccount:<namespace>:<name> when it impersonates " +
+			"that ServiceAccount (the manager's --default-service-account, or the annotation rudder.dev/service-account), " +
+			"or \"rudder\" when it acts with its own rights (docs/security.md)."),
 		"lastHandledTestAt": str("The value of the rudder.dev/test-requested-at annotation whose chart tests last ran: " +
 			"once it equals the annotation, the tests asked for that way have run (see the Tested condition)."),
 		"history": {

@@ -17,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -24,18 +25,32 @@ import (
 // ErrReleaseNotFound is returned by Revision for a revision that is not stored.
 var ErrReleaseNotFound = errors.New("release not found")
 
-// Getter hands out a Client per namespace. It is safe for concurrent use.
+// Getter hands out a Client per namespace and identity. It is safe for
+// concurrent use.
 type Getter struct {
 	rcg       *restClientGetter
 	clientset kubernetes.Interface
 	caps      *capabilities
 	schemas   *schemas
+	signer    *signer
 	log       logr.Logger
+}
+
+// GetterOption configures a Getter.
+type GetterOption func(*Getter)
+
+// WithSigningKey has the Getter sign every revision it writes with key
+// (LabelSignature) and tell which stored revisions are signed
+// (Release.Signed). Without it, nothing is signed and every revision counts
+// as signed: what a program that has no key of its own, such as the command
+// line's history, needs.
+func WithSigningKey(key []byte) GetterOption {
+	return func(g *Getter) { g.signer = &signer{key: key} }
 }
 
 // NewGetter returns a Getter that talks to the cluster of cfg, resolving kinds
 // with mapper (the manager's). Helm's debug output goes to log at V(1).
-func NewGetter(cfg *rest.Config, mapper meta.RESTMapper, log logr.Logger) (*Getter, error) {
+func NewGetter(cfg *rest.Config, mapper meta.RESTMapper, log logr.Logger, opts ...GetterOption) (*Getter, error) {
 	rcg, err := newRESTClientGetter(cfg, mapper)
 	if err != nil {
 		return nil, err
@@ -45,51 +60,63 @@ func NewGetter(cfg *rest.Config, mapper meta.RESTMapper, log logr.Logger) (*Gett
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
 	caps := &capabilities{discovery: rcg.discovery, now: time.Now}
-	return &Getter{rcg: rcg, clientset: cs, caps: caps, schemas: &schemas{}, log: log}, nil
+	g := &Getter{rcg: rcg, clientset: cs, caps: caps, schemas: &schemas{}, log: log}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g, nil
 }
 
-// For returns a Client for the releases stored in namespace ns. A Client is
-// cheap: it shares the Getter's clientset, discovery and capabilities (read
-// at most once a minute, not once per action as Helm would). Make one per
-// reconcile and do not share it between goroutines.
-func (g *Getter) For(ns string) (*Client, error) {
+// Access says as whom, and within what, a Client acts on the cluster.
+type Access struct {
+	// Scope bounds the objects of the release; its Namespace is where the
+	// release is stored.
+	Scope Scope
+	// User, when set, is impersonated for everything the release's actions
+	// do to the cluster: rendering (Helm's lookup), applying, waiting,
+	// deleting, tests. Release storage is read and written with the
+	// Getter's own identity. Empty: the Getter's own identity throughout.
+	User string
+}
+
+// For returns a Client for the releases stored in a.Scope.Namespace, acting
+// as a.User within a.Scope. A Client is cheap: it shares the Getter's
+// clientset, discovery and capabilities (read at most once a minute, not
+// once per action as Helm would). Make one per reconcile and do not share it
+// between goroutines.
+func (g *Getter) For(a Access) (*Client, error) {
+	ns := a.Scope.Namespace
 	caps, err := g.caps.get()
 	if err != nil {
 		return nil, fmt.Errorf("initializing Helm for namespace %q: %w", ns, err)
 	}
 	debug := func(format string, v ...any) { g.log.V(1).Info(fmt.Sprintf(format, v...), "namespace", ns) }
 	rcg := g.rcg.forNamespace(ns)
+	if a.User != "" {
+		rcg = rcg.as(a.User)
+	}
 	kc := kube.New(rcg)
 	kc.Log, kc.Namespace = debug, ns
 	cfg := &action.Configuration{
 		RESTClientGetter: rcg,
-		KubeClient:       reachable{kc},
+		KubeClient:       confined{Client: kc, scope: a.Scope},
 		Releases:         g.store(ns, debug),
 		Capabilities:     caps,
 		Log:              debug,
 		HookOutputFunc:   func(_, _, _ string) io.Writer { return io.Discard },
 	}
-	return &Client{cfg: cfg, namespace: ns, schemas: g.schemas}, nil
+	return &Client{cfg: cfg, namespace: ns, schemas: g.schemas, signer: g.signer}, nil
 }
-
-// reachable is Helm's kube client without its reachability check, a new
-// clientset and a GET /version before every install and upgrade: the
-// manager's watches already show the API server is there, and an action's
-// first request fails with a clear error when it is not.
-type reachable struct {
-	*kube.Client
-}
-
-func (reachable) IsReachable() error { return nil }
 
 // store returns Helm's Secret storage of namespace ns on the shared clientset,
-// which lists a release's history once per Helm action (historyMemo).
+// which lists a release's history once per Helm action (historyMemo) and
+// signs the revisions it creates.
 func (g *Getter) store(ns string, log func(string, ...any)) *storage.Storage {
 	d := newSecretsDriver(g.clientset.CoreV1().Secrets(ns))
 	if log != nil {
 		d.Log = log
 	}
-	return storage.Init(&historyMemo{Driver: d})
+	return storage.Init(&historyMemo{Driver: signing{Driver: d, signer: g.signer}})
 }
 
 // Client runs Helm actions on the releases of one namespace.
@@ -97,6 +124,16 @@ type Client struct {
 	cfg       *action.Configuration
 	namespace string
 	schemas   *schemas
+	signer    *signer
+}
+
+// fromHelm is r as rudder reads it, with whether it is signed.
+func (s *signer) fromHelm(r *release.Release) *Release {
+	out := fromHelm(r)
+	if out != nil {
+		out.Signed = s.verify(r)
+	}
+	return out
 }
 
 // Spec is what a release should be.
@@ -150,7 +187,7 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 		defer restore()
 	}
 	rel, err := in.RunWithContext(ctx, s.Chart, s.Values)
-	return fromHelm(c.stored(rel, err)), err
+	return c.signer.fromHelm(c.stored(rel, err)), err
 }
 
 // wrapDriver has the Client's storage go through wrap's driver until the
@@ -193,7 +230,7 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
 	defer restore()
 	rel, err := up.RunWithContext(ctx, s.Name, s.Chart, s.Values)
-	return fromHelm(c.stored(rel, err)), err
+	return c.signer.fromHelm(c.stored(rel, err)), err
 }
 
 // Uninstall deletes a release's objects and its whole history, decoding only
@@ -201,15 +238,32 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 // not exist is not an error. labels are merged into the newest revision
 // in the same write that marks it uninstalling, so that a process killed
 // before the history is gone leaves a revision that says whose it was.
-func (c *Client) Uninstall(name string, labels map[string]string) error {
+//
+// When the newest revision is one rudder did not write (not Signed), its
+// manifest is not trusted: its hooks do not run, and of the objects it lists
+// only those owned by the custom resource of UID owner are deleted; skipped
+// is called with each object left.
+func (c *Client) Uninstall(name string, labels map[string]string, owner types.UID, skipped func(ref string)) error {
 	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
 	defer restore()
+	un := action.NewUninstall(c.cfg)
+	un.IgnoreNotFound = true
+	if c.signer != nil {
+		last, err := c.cfg.Releases.Last(name)
+		if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+			return fmt.Errorf("uninstalling release %q: %w", name, err)
+		}
+		if last != nil && !c.signer.verify(last) {
+			kc, _ := c.cfg.KubeClient.(confined)
+			kc.ownedBy, kc.skipped = owner, skipped
+			c.cfg.KubeClient = kc
+			un.DisableHooks = true
+		}
+	}
 	if len(labels) > 0 {
 		restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return markingUninstall{Driver: d, labels: labels} })
 		defer restore()
 	}
-	un := action.NewUninstall(c.cfg)
-	un.IgnoreNotFound = true
 	if _, err := un.Run(name); err != nil {
 		return fmt.Errorf("uninstalling release %q: %w", name, err)
 	}
@@ -235,12 +289,18 @@ type RollbackOptions struct {
 
 // Rollback makes a new revision of release name from an older one, the way
 // `helm rollback` does, and labels it as opts say. It returns the new revision.
+//
+// A revision rudder did not write (not Signed) is never rolled back to: its
+// manifest is not one rudder rendered. Rollback then fails with ErrNotSigned.
 func (c *Client) Rollback(ctx context.Context, name string, opts RollbackOptions) (*Release, error) {
+	target, err := c.cfg.Releases.Get(name, opts.To)
+	if err != nil {
+		return nil, fmt.Errorf("reading release %q revision %d: %w", name, opts.To, err)
+	}
+	if c.signer != nil && !c.signer.verify(target) {
+		return nil, fmt.Errorf("rolling release %q back to revision %d: %w: its manifest is applied only by whoever wrote it (helm rollback)", name, opts.To, ErrNotSigned)
+	}
 	if len(opts.Pending) > 0 {
-		target, err := c.cfg.Releases.Get(name, opts.To)
-		if err != nil {
-			return nil, fmt.Errorf("reading release %q revision %d: %w", name, opts.To, err)
-		}
 		before := make(map[string]string, len(opts.Pending))
 		for k := range opts.Pending {
 			before[k] = "null"
@@ -295,7 +355,7 @@ func (c *Client) relabel(rel *release.Release, labels map[string]string) (*Relea
 	if err := c.cfg.Releases.Update(rel); err != nil {
 		return nil, fmt.Errorf("labeling release %q revision %d: %w", rel.Name, rel.Version, err)
 	}
-	return fromHelm(rel), nil
+	return c.signer.fromHelm(rel), nil
 }
 
 // withoutNulls returns labels without the ones whose value is "null".
@@ -343,7 +403,7 @@ func (g *Getter) History(ns, name string) ([]*Release, error) {
 	}
 	out := make([]*Release, len(rels))
 	for i, r := range rels {
-		out[i] = fromHelm(r)
+		out[i] = g.signer.fromHelm(r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Revision > out[j].Revision })
 	return out, nil
@@ -359,5 +419,5 @@ func (g *Getter) Revision(ns, name string, revision int) (*Release, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
 	}
-	return fromHelm(rel), nil
+	return g.signer.fromHelm(rel), nil
 }

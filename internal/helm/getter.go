@@ -38,6 +38,16 @@ func (g *restClientGetter) forNamespace(ns string) *restClientGetter {
 	return &c
 }
 
+// as returns g acting as user: every request of its REST config impersonates
+// user (client-go's rest.ImpersonationConfig). Discovery stays shared: what
+// kinds exist is no secret.
+func (g *restClientGetter) as(user string) *restClientGetter {
+	c := *g
+	c.config = rest.CopyConfig(g.config)
+	c.config.Impersonate = rest.ImpersonationConfig{UserName: user}
+	return &c
+}
+
 func (g *restClientGetter) ToRESTConfig() (*rest.Config, error) {
 	return rest.CopyConfig(g.config), nil
 }

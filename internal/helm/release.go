@@ -26,6 +26,9 @@ type Release struct {
 	Updated      time.Time
 	Labels       map[string]string
 	Manifest     string
+	// Signed says rudder wrote the revision (LabelSignature): its manifest is
+	// one rudder rendered, and may be applied again.
+	Signed bool
 }
 
 func fromHelm(r *release.Release) *Release {

@@ -30,6 +30,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/compact"
 	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/identity"
 	"github.com/rudder-operator/rudder/internal/liveness"
 	"github.com/rudder-operator/rudder/internal/memlimit"
 	"github.com/rudder-operator/rudder/internal/owner"
@@ -192,9 +193,23 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err := mgr.Add(warmCache{sources}); err != nil {
 		return nil, err
 	}
-	hg, err := helm.NewGetter(cfg, mgr.GetRESTMapper(), log.WithName("helm"))
+	keyNamespace, keyName, err := revisionKeySecret(opts)
 	if err != nil {
 		return nil, err
+	}
+	key, err := revisionKey(context.Background(), cs, keyNamespace, keyName)
+	if err != nil {
+		return nil, err
+	}
+	hg, err := helm.NewGetter(cfg, mgr.GetRESTMapper(), log.WithName("helm"), helm.WithSigningKey(key))
+	if err != nil {
+		return nil, err
+	}
+	impersonator := &identity.Impersonator{Config: cfg, Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), Default: opts.DefaultServiceAccount}
+	if opts.DefaultServiceAccount != "" {
+		log.Info("Acting for each custom resource as a ServiceAccount of its namespace", "serviceAccount", opts.DefaultServiceAccount)
+	} else {
+		log.Info("Acting with rudder's own rights for custom resources without the annotation " + identity.Annotation + " (docs/security.md)")
 	}
 	registry, err := builtinHooks(mgr, opts.Hooks)
 	if err != nil {
@@ -218,20 +233,21 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 			return nil, err // checkHooks saw to the names
 		}
 		r := &reconcile.Reconciler{
-			Watch:      w,
-			Kinds:      kinds,
-			Hooks:      hooks,
-			Holder:     holder,
-			Holders:    holders,
-			Lease:      lease,
-			Client:     mgr.GetClient(),
-			Storage:    store,
-			Dependents: dependents,
-			Sources:    sources,
-			APIReader:  mgr.GetAPIReader(),
-			Helm:       hg,
-			Mapper:     mgr.GetRESTMapper(),
-			Recorder:   recorder,
+			Watch:        w,
+			Kinds:        kinds,
+			Hooks:        hooks,
+			Holder:       holder,
+			Holders:      holders,
+			Lease:        lease,
+			Client:       mgr.GetClient(),
+			Storage:      store,
+			Dependents:   dependents,
+			Sources:      sources,
+			APIReader:    mgr.GetAPIReader(),
+			Helm:         hg,
+			Impersonator: impersonator,
+			Mapper:       mgr.GetRESTMapper(),
+			Recorder:     recorder,
 		}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, err

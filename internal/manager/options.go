@@ -61,6 +61,18 @@ type Options struct {
 	// Hooks are added to the hooks built into rudder, for watches.yaml entries
 	// to enable by name. Default: none.
 	Hooks []hook.Hook
+	// DefaultServiceAccount, when set, is the ServiceAccount of each custom
+	// resource's namespace that rudder impersonates for everything it does on
+	// that resource's behalf (lockdown: the API server's RBAC bounds it);
+	// the annotation rudder.dev/service-account overrides it per resource.
+	// Default "": rudder acts with its own rights for resources without the
+	// annotation (docs/security.md).
+	DefaultServiceAccount string
+	// RevisionKeySecret is the Secret holding the key rudder signs its
+	// release revisions with, "namespace/name" or a name in rudder's
+	// namespace; created when missing. Default: rudder-revision-key in
+	// rudder's namespace.
+	RevisionKeySecret string
 	// Config reaches the cluster; default: ctrl.GetConfig() (--kubeconfig,
 	// $KUBECONFIG, in-cluster, ~/.kube/config).
 	Config *rest.Config

@@ -2,6 +2,7 @@ package owner
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -32,6 +33,36 @@ func mapper() meta.RESTMapper {
 	return m
 }
 
+func TestPostRenderer_RunRefusesWhatLiesOutsideItsScope(t *testing.T) {
+	tests := []struct {
+		name     string
+		manifest string
+		want     error
+	}{
+		{name: "another namespace", want: helm.ErrOutsideNamespace, manifest: `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: elsewhere, namespace: team-b}`},
+		{name: "a cluster-scoped kind the watch does not list", want: helm.ErrClusterScopedNotAllowed, manifest: `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cluster-wide}`},
+		{name: "a kind the cluster does not know, as cluster-scoped", want: helm.ErrClusterScopedNotAllowed, manifest: `
+apiVersion: example.io/v1
+kind: Unknown
+metadata: {name: unknown}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\n---" + tt.manifest
+			_, err := PostRenderer{Owner: owner(), Release: "webapp-front", Mapper: mapper(), Scope: helm.Scope{Namespace: "shop"}}.Run(bytes.NewBufferString(in))
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Run: %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
 func TestPostRenderer_Run(t *testing.T) {
 	in := `
 apiVersion: v1
@@ -42,8 +73,8 @@ metadata:
 apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: other-namespace
-  namespace: elsewhere
+  name: same-namespace-named
+  namespace: shop
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -62,7 +93,10 @@ metadata:
   annotations:
     helm.sh/resource-policy: keep
 `
-	out, err := PostRenderer{Owner: owner(), Release: "webapp-front", Mapper: mapper()}.Run(bytes.NewBufferString(in))
+	scope := helm.Scope{Namespace: "shop", ClusterScoped: []schema.GroupKind{
+		{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}, {Group: "example.io", Kind: "Unknown"},
+	}}
+	out, err := PostRenderer{Owner: owner(), Release: "webapp-front", Mapper: mapper(), Scope: scope}.Run(bytes.NewBufferString(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +114,7 @@ metadata:
 		wantAnnot bool
 	}{
 		{name: "namespaced, same namespace: owner reference", obj: objs[0], wantRef: true},
-		{name: "namespaced, other namespace: annotation", obj: objs[1], wantAnnot: true},
+		{name: "namespaced, its namespace named: owner reference", obj: objs[1], wantRef: true},
 		{name: "cluster-scoped: annotation", obj: objs[2], wantAnnot: true},
 		{name: "unknown kind: annotation", obj: objs[3], wantAnnot: true},
 		{name: "kept by the chart: annotation, so no garbage collection", obj: objs[4], wantAnnot: true},

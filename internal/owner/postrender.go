@@ -2,6 +2,7 @@ package owner
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/operator-framework/helm-operator-plugins/pkg/manifestutil"
@@ -13,7 +14,8 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 )
 
-// PostRenderer marks every rendered object as owned by Owner and labels it
+// PostRenderer refuses a render with an object outside Scope, and marks every
+// rendered object as owned by Owner and labels it
 // with LabelRelease. Namespaced
 // objects in Owner's namespace get a controller owner reference, so the
 // garbage collector removes them with their custom resource and watches find
@@ -25,12 +27,24 @@ type PostRenderer struct {
 	// Release is the name of the release being rendered.
 	Release string
 	Mapper  meta.RESTMapper
+	// Scope bounds the rendered objects: one outside it fails the render,
+	// before anything is applied.
+	Scope helm.Scope
 }
 
 // Run implements Helm's postrender.PostRenderer.
 func (p PostRenderer) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	objs, err := helm.ParseManifest(in.String())
 	if err != nil {
+		return nil, err
+	}
+	var outside []error
+	for _, obj := range objs {
+		if err := p.Scope.Check(obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName(), p.namespaced(obj)); err != nil {
+			outside = append(outside, err)
+		}
+	}
+	if err := errors.Join(outside...); err != nil {
 		return nil, err
 	}
 	out := &bytes.Buffer{}

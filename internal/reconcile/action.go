@@ -31,7 +31,7 @@ type helmAction struct {
 // controller's own backoff would retry without bound; failures does it bounded.
 func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	hc, err := r.Helm.For(o.release.Namespace)
+	hc, err := r.helmFor(o)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -45,7 +45,7 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		Values:       o.values,
 		Labels:       r.labels(o, a.clear),
 		MaxHistory:   r.Watch.MaxHistory,
-		PostRenderer: owner.PostRenderer{Owner: o.obj, Release: o.release.Name, Mapper: r.Mapper},
+		PostRenderer: owner.PostRenderer{Owner: o.obj, Release: o.release.Name, Mapper: r.Mapper, Scope: r.access(o).Scope},
 	}
 	exp := expectation{at: r.now()}
 	if o.facts.latest != nil {
@@ -70,11 +70,12 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 	}
 	if err != nil {
 		msg := err.Error()
+		reason := failureReason(err, a.failed)
 		limit := r.Watch.Remediation.MaxAttempts
-		fl := r.failures.record(o.key, o.facts.want, a.failed, msg, r.now())
+		fl := r.failures.record(o.key, o.facts.want, reason, msg, r.now())
 		log.Error(err, "Helm "+a.verb+" failed", "attempt", fl.count, "maxAttempts", limit)
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, a.failed, a.verb, "%s failed (attempt %d of %d): %s", a.verb, fl.count, limit, msg)
-		o.outcome = &outcome{phase: PhaseFailed, reason: a.failed, message: msg, failed: true}
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, reason, a.verb, "%s failed (attempt %d of %d): %s", a.verb, fl.count, limit, msg)
+		o.outcome = &outcome{phase: PhaseFailed, reason: reason, message: msg, failed: true}
 		if fl.count >= limit {
 			// The next reconcile holds, or remediates as the kind's policy says.
 			return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil

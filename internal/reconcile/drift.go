@@ -21,9 +21,13 @@ import (
 // (defaults, status, what other controllers add) are not drift.
 func (r *Reconciler) repair(ctx context.Context, o *observation, want, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	ref := want.GetKind() + "/" + want.GetName()
+	writer, err := r.actingClient(o)
+	if err != nil {
+		return nil, err
+	}
 	if live == nil {
 		obj := want.DeepCopy()
-		err := r.Client.Create(ctx, obj)
+		err := writer.Create(ctx, obj)
 		if err == nil {
 			r.repaired(ctx, o, want, "deleted")
 			return obj, nil
@@ -45,7 +49,7 @@ func (r *Reconciler) repair(ctx context.Context, o *observation, want, live *uns
 		return nil, err
 	}
 	before := live.GetResourceVersion()
-	if err := r.Client.Patch(ctx, live, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := writer.Patch(ctx, live, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return nil, r.repairFailed(o, ref, err)
 	}
 	if live.GetResourceVersion() != before {
@@ -94,10 +98,17 @@ func driftCondition(o *observation) *metav1.Condition {
 		return &metav1.Condition{Type: ConditionDrifted, Status: metav1.ConditionFalse, Reason: ReasonNoDrift,
 			Message: fmt.Sprintf("Every object matches revision %d", o.deployed.Revision)}
 	}
+	if !o.deployed.Signed {
+		return &metav1.Condition{Type: ConditionDrifted, Status: metav1.ConditionTrue, Reason: ReasonRevisionNotSigned, Message: driftMessage(o)}
+	}
 	return &metav1.Condition{Type: ConditionDrifted, Status: metav1.ConditionTrue, Reason: ReasonDrifted, Message: driftMessage(o)}
 }
 
 func driftMessage(o *observation) string {
+	if !o.deployed.Signed {
+		return fmt.Sprintf("%s differ from revision %d outside Helm; rudder did not write that revision, so it does not apply its manifest: "+
+			"change the spec to have rudder upgrade the release, or undo the edit", strings.Join(*o.drift, ", "), o.deployed.Revision)
+	}
 	return fmt.Sprintf("%s differ from revision %d outside Helm; driftDetection.mode is warn, so rudder leaves them: "+
 		"undo the edit, or upgrade the release to make it part of the chart", strings.Join(*o.drift, ", "), o.deployed.Revision)
 }

@@ -24,6 +24,11 @@ type hookRun struct {
 // runHooks runs the kind's hooks in order, merging the values each returns
 // into o's values. The first failure stops the rest and blocks Helm steps.
 func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
+	ctx, err := r.hookContext(ctx, o)
+	if err != nil {
+		o.facts.hookErr = err
+		return
+	}
 	for _, h := range r.Hooks {
 		res, err := h.Reconcile(ctx, o.obj, runtime.DeepCopyJSON(o.values))
 		if err == nil || !namespaceTerminating(err) {
@@ -57,6 +62,10 @@ func withHookRequeue(res ctrl.Result, o *observation) ctrl.Result {
 
 // finalizeHooks runs the Finalize of every hook of the kind.
 func (r *Reconciler) finalizeHooks(ctx context.Context, o *observation) error {
+	ctx, err := r.hookContext(ctx, o)
+	if err != nil {
+		return err
+	}
 	for _, h := range r.Hooks {
 		if err := h.Finalize(ctx, o.obj); err != nil {
 			return fmt.Errorf("hook %s: %w", h.Name(), err)
@@ -108,4 +117,17 @@ func hookStatus(o *observation) map[string]any {
 		}
 	}
 	return out
+}
+
+// hookContext returns ctx carrying the client hooks write with for o's
+// resource (hook.WithActing): the account rudder acts as for it.
+func (r *Reconciler) hookContext(ctx context.Context, o *observation) (context.Context, error) {
+	c, err := r.actingClient(o)
+	if err != nil {
+		return ctx, err
+	}
+	if c == r.Client {
+		return ctx, nil
+	}
+	return hook.WithActing(ctx, c), nil
 }

@@ -59,7 +59,9 @@ func (r *Reconciler) assess(ctx context.Context, o *observation, repair bool) {
 	if o.deployed == nil {
 		return
 	}
-	if repair && o.warnDrift {
+	if repair && (o.warnDrift || !o.deployed.Signed) {
+		// Reported, not repaired: in warn mode, and for a revision rudder
+		// did not write, whose manifest it never applies.
 		o.drift = &[]string{}
 	}
 	states := make([]objectState, len(o.deployed.objects))

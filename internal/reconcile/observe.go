@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/identity"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/values"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -18,6 +19,7 @@ import (
 type observation struct {
 	obj     *unstructured.Unstructured // the custom resource, as read
 	key     types.NamespacedName       // the custom resource's key
+	actor   identity.Actor             // whom rudder acts as for the resource
 	release types.NamespacedName       // the release's namespace and name
 	values  map[string]any
 	// digested is what the values digest is computed from when values
@@ -61,6 +63,13 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.release = types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Watch.ReleaseName(obj.GetName())}
 	o.values, o.facts.valuesErr = values.For(obj, r.Watch.OverrideValues)
 	o.facts.deleting = !obj.GetDeletionTimestamp().IsZero()
+	if actor, err := r.Impersonator.ActorFor(obj); err != nil {
+		if o.facts.valuesErr == nil {
+			o.facts.valuesErr = err
+		}
+	} else {
+		o.actor = actor
+	}
 	if o.facts.valuesErr == nil && !o.facts.deleting {
 		var fixable valuesFromError
 		if err := r.readValuesFrom(ctx, o); errors.As(err, &fixable) {
@@ -73,7 +82,11 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.facts.paused = obj.GetAnnotations()[AnnotationPaused] == "true"
 	o.warnDrift = r.Watch.Drift.Mode == watches.DriftWarn
 	if !o.facts.deleting {
-		o.facts.dependsErr = r.Kinds.Check(ctx, r.Client, obj, r.Watch.GVK)
+		reader, err := r.actingReader(o, r.Client)
+		if err != nil {
+			return nil, err
+		}
+		o.facts.dependsErr = r.Kinds.Check(ctx, reader, obj, r.Watch.GVK)
 	}
 
 	hist, err := storage.History(ctx, r.Storage, o.release.Namespace, o.release.Name)

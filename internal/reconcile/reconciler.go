@@ -24,6 +24,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/identity"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
@@ -55,6 +56,9 @@ type Reconciler struct {
 	Sources cache.Cache
 	// Helm runs Helm actions and reads stored revisions.
 	Helm *helm.Getter
+	// Impersonator says whom rudder acts as for each resource, and hands out
+	// clients acting so; nil: rudder acts as itself for every resource.
+	Impersonator *identity.Impersonator
 	// Mapper tells namespaced kinds from cluster-scoped ones.
 	Mapper meta.RESTMapper
 	// Recorder records the events of each custom resource.

@@ -86,7 +86,7 @@ func (r *Reconciler) markReady(ctx context.Context, o *observation) {
 		!writtenByRudder(d) || d.Labels[LabelReady] == "true" {
 		return
 	}
-	hc, err := r.Helm.For(o.release.Namespace)
+	hc, err := r.helmFor(o)
 	if err == nil {
 		_, err = hc.Label(o.release.Name, d.Number, map[string]string{LabelReady: "true"})
 	}
@@ -116,7 +116,7 @@ func (r *Reconciler) remediate(ctx context.Context, o *observation) (ctrl.Result
 		why = testFailure(o)
 	}
 	desc := truncate(fmt.Sprintf("Rollback to %d: %s", target.Number, why), 400)
-	hc, err := r.Helm.For(o.release.Namespace)
+	hc, err := r.helmFor(o)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

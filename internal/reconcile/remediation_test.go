@@ -247,7 +247,7 @@ func helmClientOf(t *testing.T, cfg *rest.Config, ns string) *helm.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := g.For(ns)
+	c, err := g.For(helm.Access{Scope: helm.Scope{Namespace: ns}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ import (
 // times.
 func (r *Reconciler) rollback(ctx context.Context, o *observation) (ctrl.Result, error) {
 	to := o.facts.rollbackTo
-	hc, err := r.Helm.For(o.release.Namespace)
+	hc, err := r.helmFor(o)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -41,11 +41,12 @@ func (r *Reconciler) rollback(ctx context.Context, o *observation) (ctrl.Result,
 		LabelReady:              "null",
 	}, "")
 	if err != nil {
-		fl := r.failures.record(o.key, o.facts.want, ReasonRollbackFailed, err.Error(), r.now())
+		reason := failureReason(err, ReasonRollbackFailed)
+		fl := r.failures.record(o.key, o.facts.want, reason, err.Error(), r.now())
 		ctrl.LoggerFrom(ctx).Error(err, "Helm rollback failed", "to", to, "attempt", fl.count, "maxAttempts", r.Watch.Remediation.MaxAttempts)
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonRollbackFailed, "Rollback", "%s (attempt %d of %d)",
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, reason, "Rollback", "%s (attempt %d of %d)",
 			err.Error(), fl.count, r.Watch.Remediation.MaxAttempts)
-		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonRollbackFailed, message: err.Error(), failed: true}
+		o.outcome = &outcome{phase: PhaseFailed, reason: reason, message: err.Error(), failed: true}
 		return ctrl.Result{RequeueAfter: fl.retryIn(r.now())}, nil
 	}
 	r.failures.forget(o.key)

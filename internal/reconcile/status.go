@@ -35,8 +35,11 @@ type Status struct {
 	// The AnnotationReconcileRequestedAt value the reconcile that wrote this saw.
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 	// The AnnotationTestRequestedAt value whose test run was last answered.
-	LastHandledTestAt string             `json:"lastHandledTestAt,omitempty"`
-	Conditions        []metav1.Condition `json:"conditions,omitempty"`
+	LastHandledTestAt string `json:"lastHandledTestAt,omitempty"`
+	// ActingAs is whom rudder acts as for the resource: the user name of the
+	// ServiceAccount it impersonates, or identity.Self for its own rights.
+	ActingAs   string             `json:"actingAs,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ReleaseStatus describes the deployed revision (the newest one when none is
@@ -65,7 +68,7 @@ type FailureStatus struct {
 }
 
 // ownedKeys are the keys of .status that Status writes, removed when unset.
-var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "failures", "published", "lastHandledReconcileAt", "lastHandledTestAt"}
+var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "failures", "published", "lastHandledReconcileAt", "lastHandledTestAt", "actingAs"}
 
 // writeStatus computes status from o and patches it onto the custom resource,
 // unless nothing changed. When only a rollout's progress changed and the last
@@ -80,6 +83,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Dura
 	st := computeStatus(o, prev, r.now())
 	st.History = r.history(ctx, o)
 	st.LastHandledReconcileAt = o.obj.GetAnnotations()[AnnotationReconcileRequestedAt]
+	st.ActingAs = o.actor.String()
 	if fl, ok := r.failures.current(o.key); ok && fl.count > 0 && fl.want == o.facts.want {
 		st.Failures = fl.status()
 	}

@@ -126,7 +126,7 @@ func refuseTest(o *observation) {
 // Precondition: runTests found the tests due.
 func (r *Reconciler) test(ctx context.Context, o *observation) error {
 	log := ctrl.LoggerFrom(ctx)
-	hc, err := r.Helm.For(o.release.Namespace)
+	hc, err := r.helmFor(o)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,9 +57,11 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 // as a Warning event and the outcome Released False (UninstallFailed). When
 // the resource is not being deleted, the newest revision is marked as Helm
 // marks it uninstalling (LabelUninstallOf), so that an uninstall cut short is
-// unlocked, not waited for as another writer's.
+// unlocked, not waited for as another writer's. A newest revision rudder did
+// not write is uninstalled without re-applying trust to its manifest: only
+// the objects the resource owns are deleted, and its hooks do not run.
 func (r *Reconciler) uninstallRelease(o *observation) error {
-	hc, err := r.Helm.For(o.release.Namespace)
+	hc, err := r.helmFor(o)
 	if err != nil {
 		return err
 	}
@@ -67,8 +70,14 @@ func (r *Reconciler) uninstallRelease(o *observation) error {
 		mark = map[string]string{LabelHolder: r.Holder, LabelUninstallOf: strconv.Itoa(l.Number)}
 	}
 	started := time.Now()
-	err = hc.Uninstall(o.release.Name, mark)
+	var left []string
+	err = hc.Uninstall(o.release.Name, mark, o.obj.GetUID(), func(ref string) { left = append(left, ref) })
 	r.observeHelm("uninstall", started, err)
+	if len(left) > 0 {
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonRevisionNotSigned, "Uninstall",
+			"The newest revision of release %s was not written by rudder: left %s, which it lists but rudder did not create, and ran none of its hooks",
+			o.release.Name, strings.Join(left, ", "))
+	}
 	if err != nil {
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", "%s", err.Error())
 		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonUninstallFailed, message: err.Error(), failed: true}

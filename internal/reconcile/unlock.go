@@ -22,7 +22,7 @@ import (
 // Sets: Released Unknown (Unlocked); event Unlocked.
 func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, error) {
 	latest := o.facts.latest
-	hc, err := r.Helm.For(o.release.Namespace)
+	hc, err := r.helmFor(o)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

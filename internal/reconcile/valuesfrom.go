@@ -41,7 +41,11 @@ func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 	if err := r.sources.start(); err != nil {
 		return err
 	}
-	vals, err := valuesfrom.Read(ctx, r.APIReader, o.obj.GetNamespace(), sources)
+	reader, err := r.actingReader(o, r.APIReader)
+	if err != nil {
+		return err
+	}
+	vals, err := valuesfrom.Read(ctx, reader, o.obj.GetNamespace(), sources)
 	if valuesfrom.Fixable(err) {
 		return valuesFromError{err}
 	}

@@ -38,6 +38,13 @@ type fields struct {
 	DriftDetection          *driftFields
 	ValuesFrom              []valuesfrom.Source
 	Test                    *testFields
+	ClusterScoped           []groupKind
+}
+
+// groupKind is a kind as a watches file names it: {group, kind}.
+type groupKind struct {
+	Group string
+	Kind  string
 }
 
 // targets maps each field name, as spelled in a watches file, to where its value is decoded.
@@ -59,6 +66,7 @@ func (f *fields) targets() map[string]any {
 		"driftDetection":          &f.DriftDetection,
 		"valuesFrom":              &f.ValuesFrom,
 		"test":                    &f.Test,
+		"clusterScoped":           &f.ClusterScoped,
 	}
 }
 
@@ -92,17 +100,32 @@ func (e *entry) build(raw json.RawMessage, resolve resolveChart) Watch {
 		ReconcilePeriod:         e.reconcilePeriod(f.ReconcilePeriod),
 		MaxConcurrentReconciles: e.atLeastOne("maxConcurrentReconciles", f.MaxConcurrentReconciles,
 			DefaultMaxConcurrentReconciles, "at least one custom resource must be reconciled at a time"),
-		Selector:    e.selector(f.Selector),
-		Hooks:       e.hooks(f.Hooks),
-		MaxHistory:  e.atLeastOne("maxHistory", f.MaxHistory, DefaultMaxHistory, "Helm must keep at least the current release"),
-		Remediation: e.remediation(f.Remediation),
-		OutOfBand:   e.outOfBand(f.OutOfBand),
-		Drift:       e.drift(f.DriftDetection),
-		ValuesFrom:  e.valuesFrom(f.ValuesFrom),
-		Test:        e.test(f.Test),
+		Selector:      e.selector(f.Selector),
+		Hooks:         e.hooks(f.Hooks),
+		MaxHistory:    e.atLeastOne("maxHistory", f.MaxHistory, DefaultMaxHistory, "Helm must keep at least the current release"),
+		Remediation:   e.remediation(f.Remediation),
+		OutOfBand:     e.outOfBand(f.OutOfBand),
+		Drift:         e.drift(f.DriftDetection),
+		ValuesFrom:    e.valuesFrom(f.ValuesFrom),
+		Test:          e.test(f.Test),
+		ClusterScoped: e.clusterScoped(f.ClusterScoped),
 	}
 	w.ChartFS, w.ChartDir = e.chart(f.Chart, resolve)
 	return w
+}
+
+// clusterScoped checks the cluster-scoped kinds the chart may render.
+func (e *entry) clusterScoped(kinds []groupKind) []schema.GroupKind {
+	var out []schema.GroupKind
+	for i, k := range kinds {
+		if k.Kind == "" {
+			e.fail(fmt.Sprintf("clusterScoped[%d].kind", i), nil,
+				"is empty; name a cluster-scoped kind the chart renders, with its group (\"\" for the core group), e.g. {group: rbac.authorization.k8s.io, kind: ClusterRole}")
+			continue
+		}
+		out = append(out, schema.GroupKind{Group: k.Group, Kind: k.Kind})
+	}
+	return out
 }
 
 // valuesFrom checks the kind's valuesFrom sources.

@@ -69,6 +69,9 @@ type Watch struct {
 	ValuesFrom []valuesfrom.Source
 	// Test says how the chart's tests run (test). Default: on request only, within DefaultTestTimeout.
 	Test Test
+	// ClusterScoped are the cluster-scoped kinds the chart may render (clusterScoped). Every other object
+	// of a release must be namespaced, in its custom resource's namespace. Default: none.
+	ClusterScoped []schema.GroupKind
 }
 
 // Load reads the watches file name inside fsys, validates every entry and loads every chart. Chart paths are

@@ -1,0 +1,175 @@
+package helm
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/kube"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/resource"
+)
+
+// The errors of a release that would reach past its scope.
+var (
+	// ErrOutsideNamespace: a namespaced object of the release is in another
+	// namespace than the release's.
+	ErrOutsideNamespace = errors.New("object outside the release's namespace")
+	// ErrClusterScopedNotAllowed: a cluster-scoped object of a kind the
+	// release may not have (watches.yaml clusterScoped).
+	ErrClusterScopedNotAllowed = errors.New("cluster-scoped object not allowed")
+)
+
+// Scope is where the objects of one release may be: namespaced objects in
+// Namespace only, cluster-scoped objects only of the ClusterScoped kinds. A
+// custom resource acts through its release, so this is what it can reach.
+type Scope struct {
+	Namespace     string
+	ClusterScoped []schema.GroupKind
+}
+
+// Check returns an error naming obj when it lies outside s; namespaced tells
+// whether obj's kind is namespaced.
+func (s Scope) Check(gvk schema.GroupVersionKind, namespace, name string, namespaced bool) error {
+	ref := gvk.Kind + "/" + name
+	if !namespaced {
+		if slices.Contains(s.ClusterScoped, gvk.GroupKind()) {
+			return nil
+		}
+		return fmt.Errorf("%w: %s (%s) is cluster-scoped; a chart may render one only when its kind's watches.yaml entry lists it under clusterScoped",
+			ErrClusterScopedNotAllowed, ref, groupOf(gvk))
+	}
+	if namespace != "" && namespace != s.Namespace {
+		return fmt.Errorf("%w: %s is in namespace %q, the release in %q; a release's objects stay in its resource's namespace",
+			ErrOutsideNamespace, ref, namespace, s.Namespace)
+	}
+	return nil
+}
+
+func groupOf(gvk schema.GroupVersionKind) string {
+	if gvk.Group == "" {
+		return "core"
+	}
+	return gvk.Group
+}
+
+// checkInfo checks one object Helm built from a manifest.
+func (s Scope) checkInfo(info *resource.Info) error {
+	namespaced := info.Mapping == nil || info.Mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	gvk := schema.GroupVersionKind{}
+	if info.Mapping != nil {
+		gvk = info.Mapping.GroupVersionKind
+	} else if info.Object != nil {
+		gvk = info.Object.GetObjectKind().GroupVersionKind()
+	}
+	return s.Check(gvk, info.Namespace, info.Name, namespaced)
+}
+
+// checkAll returns the errors of every object of rl outside s, joined.
+func (s Scope) checkAll(rl kube.ResourceList) error {
+	var errs []error
+	for _, info := range rl {
+		if err := s.checkInfo(info); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// confined is Helm's kube client held to a release's Scope: every create and
+// update of an object outside it fails before anything is sent, and deletes
+// leave such objects alone. It is the one place every Helm action (install,
+// upgrade, rollback, uninstall, hooks, tests) goes through to change the
+// cluster, so a manifest rudder did not render (a forged or foreign revision)
+// cannot reach past the scope either. With OwnedBy set, deletes also leave
+// every object not owned by that custom resource: the uninstall of a revision
+// rudder did not write removes only what rudder made. It also skips Helm's
+// reachability check, a new clientset and a GET /version before every action:
+// the manager's watches already show the API server is there.
+type confined struct {
+	*kube.Client
+	scope Scope
+	// ownedBy, when set, is the UID of the custom resource whose objects
+	// alone may be deleted; skipped, called with each object left alone.
+	ownedBy types.UID
+	skipped func(ref string)
+}
+
+func (confined) IsReachable() error { return nil }
+
+func (c confined) Create(rl kube.ResourceList) (*kube.Result, error) {
+	if err := c.scope.checkAll(rl); err != nil {
+		return nil, err
+	}
+	return c.Client.Create(rl)
+}
+
+func (c confined) Update(original, target kube.ResourceList, force bool) (*kube.Result, error) {
+	if err := c.scope.checkAll(target); err != nil {
+		return nil, err
+	}
+	return c.Client.Update(c.deletable(original), target, force)
+}
+
+func (c confined) UpdateThreeWayMerge(original, target kube.ResourceList, force bool) (*kube.Result, error) {
+	if err := c.scope.checkAll(target); err != nil {
+		return nil, err
+	}
+	return c.Client.UpdateThreeWayMerge(c.deletable(original), target, force)
+}
+
+func (c confined) Delete(rl kube.ResourceList) (*kube.Result, []error) {
+	return c.Client.Delete(c.deletable(rl))
+}
+
+func (c confined) DeleteWithPropagationPolicy(rl kube.ResourceList, policy metav1.DeletionPropagation) (*kube.Result, []error) {
+	return c.Client.DeleteWithPropagationPolicy(c.deletable(rl), policy)
+}
+
+// deletable returns the objects of rl that may be deleted: those inside the
+// scope and, with ownedBy set, owned by that resource.
+func (c confined) deletable(rl kube.ResourceList) kube.ResourceList {
+	return rl.Filter(func(info *resource.Info) bool {
+		if c.scope.checkInfo(info) != nil {
+			c.skip(info)
+			return false
+		}
+		if c.ownedBy == "" {
+			return true
+		}
+		if err := info.Get(); err != nil {
+			return true // gone already, or unreadable: Helm's delete reports it
+		}
+		m, err := meta.Accessor(info.Object)
+		if err != nil || !ownedBy(m, c.ownedBy) {
+			c.skip(info)
+			return false
+		}
+		return true
+	})
+}
+
+func (c confined) skip(info *resource.Info) {
+	if c.skipped == nil {
+		return
+	}
+	kind := ""
+	if info.Mapping != nil {
+		kind = info.Mapping.GroupVersionKind.Kind
+	}
+	c.skipped(strings.TrimPrefix(kind+"/"+info.Name, "/"))
+}
+
+// ownedBy reports whether m has an owner reference to uid.
+func ownedBy(m metav1.Object, uid types.UID) bool {
+	for _, ref := range m.GetOwnerReferences() {
+		if ref.UID == uid {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,86 @@
+package reconcile
+
+import (
+	"errors"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+)
+
+// Condition reasons of a release that would reach past what its resource
+// may do.
+const (
+	// ReasonForbidden: the account rudder acts as for the resource may not do
+	// what the release needs; the message is the API server's, naming the
+	// account, the verb and the resource.
+	ReasonForbidden = "Forbidden"
+	// ReasonOutsideNamespace: the chart rendered an object in another
+	// namespace than the resource's.
+	ReasonOutsideNamespace = "OutsideNamespace"
+	// ReasonClusterScopedNotAllowed: the chart rendered a cluster-scoped
+	// object its kind's watches.yaml entry does not list under clusterScoped.
+	ReasonClusterScopedNotAllowed = "ClusterScopedNotAllowed"
+	// ReasonRevisionNotSigned: a rollback or a repair would apply the manifest
+	// of a revision rudder did not write (helm CLI, or a forged storage Secret).
+	ReasonRevisionNotSigned = "RevisionNotSigned"
+	// ReasonServiceAccountInvalid: the rudder.dev/service-account annotation
+	// does not name a ServiceAccount.
+	ReasonServiceAccountInvalid = "ServiceAccountInvalid"
+)
+
+// access is how o's release acts on the cluster: within the resource's
+// namespace (and the kind's cluster-scoped kinds), as the account rudder acts
+// as for the resource.
+func (r *Reconciler) access(o *observation) helm.Access {
+	return helm.Access{
+		Scope: helm.Scope{Namespace: o.release.Namespace, ClusterScoped: r.Watch.ClusterScoped},
+		User:  o.actor.User(),
+	}
+}
+
+// helmFor returns a Helm client for o's release, acting as access says.
+func (r *Reconciler) helmFor(o *observation) (*helm.Client, error) {
+	return r.Helm.For(r.access(o))
+}
+
+// actingClient returns the client that writes on o's resource's behalf: one
+// impersonating its account, or rudder's own.
+func (r *Reconciler) actingClient(o *observation) (client.Client, error) {
+	c, err := r.Impersonator.Client(o.actor)
+	if c == nil || err != nil {
+		return r.Client, err
+	}
+	return c, nil
+}
+
+// actingReader returns the reader of what o's resource asks rudder to read
+// for it (values sources, dependencies): as its account, from the API
+// server, or rudder's own fallback.
+func (r *Reconciler) actingReader(o *observation, fallback client.Reader) (client.Reader, error) {
+	c, err := r.Impersonator.Client(o.actor)
+	if c == nil || err != nil {
+		return fallback, err
+	}
+	return c, nil
+}
+
+// failureReason returns the condition reason of a failed Helm action: what
+// stopped it when that is the release's scope or the account's rights, else
+// fallback.
+func failureReason(err error, fallback string) string {
+	switch {
+	case errors.Is(err, helm.ErrNotSigned):
+		return ReasonRevisionNotSigned
+	case errors.Is(err, helm.ErrOutsideNamespace):
+		return ReasonOutsideNamespace
+	case errors.Is(err, helm.ErrClusterScopedNotAllowed):
+		return ReasonClusterScopedNotAllowed
+	case apierrors.IsForbidden(err) || strings.Contains(err.Error(), " is forbidden: User "):
+		// Helm joins some API errors into strings: the message counts too.
+		return ReasonForbidden
+	}
+	return fallback
+}

@@ -1,0 +1,131 @@
+package reconcile_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/reconcile"
+	"github.com/rudder-operator/rudder/internal/testenv"
+)
+
+// A chart whose values put an object in another namespace is refused before
+// anything is applied: the resource's author reaches no further than its own
+// namespace.
+func TestReconciler_RefusesAnObjectOutsideItsNamespace(t *testing.T) {
+	t.Parallel()
+	ns, other := namespace(t), namespace(t)
+	create(t, gadgetGVK, ns, "reach", map[string]any{"namespace": other})
+	conditionSays(t, gadgetGVK, ns, "reach", reconcile.ConditionReleased, metav1.ConditionFalse, reconcile.ReasonOutsideNamespace,
+		"ConfigMap/gadget-reach", other)
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: other, Name: "gadget-reach"}, cm); !apierrors.IsNotFound(err) {
+		t.Fatalf("ConfigMap in the other namespace: %v, want none", err)
+	}
+}
+
+// A revision rudder did not write, such as a storage Secret forged by whoever
+// may create Secrets in the namespace, is never rolled back to: its manifest
+// is not applied with rudder's rights.
+func TestReconciler_NeverRollsBackToARevisionItDidNotWrite(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	create(t, gadgetGVK, ns, "forged", map[string]any{"message": "spec"})
+	conditionSays(t, gadgetGVK, ns, "forged", reconcile.ConditionReleased, metav1.ConditionTrue, "")
+	forgeRevision(t, ns, "gadget-forged", 2, "superseded", `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: planted
+  namespace: `+ns+`
+data: {from: forgery}
+`)
+	patch := []byte(`{"metadata":{"annotations":{"rudder.dev/rollback-to":"2"}}}`)
+	cr := testenv.NewObject(gadgetGVK, ns, "forged", nil)
+	if err := k8s.Patch(ctx, cr, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	conditionSays(t, gadgetGVK, ns, "forged", reconcile.ConditionReleased, metav1.ConditionFalse, reconcile.ReasonRevisionNotSigned, "revision 2")
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "planted"}, cm); !apierrors.IsNotFound(err) {
+		t.Fatalf("the forged revision's ConfigMap: %v, want none", err)
+	}
+}
+
+// forgeRevision stores a Helm storage Secret that rudder did not write:
+// revision `version` of release, with status and manifest.
+func forgeRevision(t *testing.T, ns, release string, version int, status, manifest string) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{
+		"name": release, "namespace": ns, "version": version, "manifest": manifest,
+		"info":  map[string]any{"status": status, "description": "forged"},
+		"chart": map[string]any{"metadata": map[string]any{"name": "gadget", "version": "0.1.0", "apiVersion": "v2"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zipped bytes.Buffer
+	w := gzip.NewWriter(&zipped)
+	_, _ = w.Write(body)
+	_ = w.Close()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, version),
+			Labels: map[string]string{"owner": "helm", "name": release, "status": status, "version": fmt.Sprint(version)},
+		},
+		Type: "helm.sh/release.v1",
+		Data: map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(zipped.Bytes()))},
+	}
+	if err := k8s.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// With rudder.dev/service-account, rudder acts as that ServiceAccount of the
+// resource's namespace: what the account may not do fails, named, and what
+// it may do then succeeds, and status says whom rudder acted as.
+func TestReconciler_ActsAsTheResourcesServiceAccount(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"}}
+	if err := k8s.Create(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	cr := testenv.NewObject(gadgetGVK, ns, "lean", map[string]any{"message": "spec"})
+	cr.SetAnnotations(map[string]string{"rudder.dev/service-account": "deployer"})
+	if err := k8s.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	user := "system:serviceaccount:" + ns + ":deployer"
+	conditionSays(t, gadgetGVK, ns, "lean", reconcile.ConditionReleased, metav1.ConditionFalse, reconcile.ReasonForbidden,
+		user, "configmaps")
+	if got := get(t, gadgetGVK, ns, "lean"); !strings.Contains(fmt.Sprint(got.Object["status"]), "actingAs:"+user) {
+		t.Errorf("status does not say rudder acts as %s: %v", user, got.Object["status"])
+	}
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
+			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "deployer"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "deployer"}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conditionSays(t, gadgetGVK, ns, "lean", reconcile.ConditionReleased, metav1.ConditionTrue, "")
+}
