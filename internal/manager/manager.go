@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/compact"
@@ -137,10 +136,14 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		o.DefaultNamespaces, o.NewInformer = namespaces, newInformer
 		return o
 	}
+	metrics, err := metricsServer(opts, log)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                              scheme.Scheme,
 		Logger:                              log,
-		Metrics:                             metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                             metrics,
 		HealthProbeBindAddress:              opts.ProbeAddr,
 		PprofBindAddress:                    opts.PprofAddr,
 		LeaderElection:                      opts.LeaderElection,
