@@ -89,6 +89,10 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err := checkHooks(ws, opts.Hooks); err != nil {
 		return nil, err
 	}
+	metrics, err := metricsServer(opts, log)
+	if err != nil {
+		return nil, err
+	}
 	cfg := opts.Config
 	if cfg == nil {
 		if cfg, err = ctrl.GetConfig(); err != nil {
@@ -135,10 +139,6 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	cacheOptions := func(o cache.Options) cache.Options {
 		o.DefaultNamespaces, o.NewInformer = namespaces, newInformer
 		return o
-	}
-	metrics, err := metricsServer(opts, log)
-	if err != nil {
-		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                              scheme.Scheme,
