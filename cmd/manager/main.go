@@ -17,7 +17,9 @@ import (
 
 func main() {
 	var opts manager.Options
-	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `address of the metrics endpoint; "0" turns it off`)
+	flag.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8443", `address of the metrics endpoint; "0" turns it off`)
+	metricsSecure := flag.Bool("metrics-secure", true, "serve metrics over HTTPS to clients the API server authenticates and authorizes to get /metrics; false: plain HTTP to anyone, for local development")
+	flag.StringVar(&opts.MetricsCertDir, "metrics-cert-path", "", "directory holding the metrics endpoint's tls.crt and tls.key (default: a self-signed certificate)")
 	flag.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	flag.StringVar(&opts.PprofAddr, "pprof-bind-address", "", `address of Go's profiles (/debug/pprof/), e.g. "127.0.0.1:6060"; empty: off`)
 	qps := flag.Float64("kube-api-qps", 100, "requests per second each API client may send (client-side limit)")
@@ -37,6 +39,7 @@ func main() {
 	devel := flag.Bool("zap-devel", false, "development logs: console format, and debug level unless --log-level says otherwise (operator-sdk's flag)")
 	flag.Parse()
 	opts.KubeAPIQPS = float32(*qps)
+	opts.MetricsInsecure = !*metricsSecure
 	if *devel {
 		opts.LogFormat = "console"
 		if !flagSet("log-level") && !flagSet("zap-log-level") {

@@ -27,8 +27,8 @@ const CSVPath = "manifests/" + Package + ".clusterserviceversion.yaml"
 // AnnotationsPath is where the bundle's annotations are in the bundle directory.
 const AnnotationsPath = "metadata/annotations.yaml"
 
-// Generate returns the files of the bundle that o describes: the CSV and a copy of each CRD in manifests/, and
-// the annotations in metadata/.
+// Generate returns the files of the bundle that o describes: the CSV, a copy of each CRD and of each ClusterRole
+// nothing binds in manifests/, and the annotations in metadata/.
 func Generate(o Options) ([]File, error) {
 	o = o.WithDefaults()
 	src, err := readSources(o.ConfigDir)
@@ -45,7 +45,13 @@ func Generate(o Options) ([]File, error) {
 	}
 	files := []File{{Path: CSVPath, Data: data}}
 	for _, c := range src.crds {
-		files = append(files, File{Path: "manifests/" + c.Spec.Group + "_" + c.Spec.Names.Plural + ".yaml", Data: crdCopy(c, o.ConfigDir)})
+		files = append(files, File{Path: "manifests/" + c.Spec.Group + "_" + c.Spec.Names.Plural + ".yaml",
+			Data: manifestCopy(c.source, o.ConfigDir, "run `make manifests`, then `make bundle`")})
+	}
+	for _, r := range src.unboundClusterRoles() {
+		// operator-sdk's name for such a file.
+		files = append(files, File{Path: "manifests/" + r.GetName() + "_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+			Data: manifestCopy(r, o.ConfigDir, "change it there, then run `make bundle`")})
 	}
 	data, err = annotationsFile()
 	if err != nil {
@@ -54,18 +60,18 @@ func Generate(o Options) ([]File, error) {
 	return append(files, File{Path: AnnotationsPath, Data: data}), nil
 }
 
-// crdCopy is c's document exactly as config/ has it, under a header of its own: the CRD's own file starts with a
-// document of comments only, and OLM's bundle loader reads the first document of each file only, so it would
-// not see the CRD there.
-func crdCopy(c crd, configDir string) []byte {
-	source, err := filepath.Rel(configDir, c.source.file)
+// manifestCopy is o's document exactly as config/ has it, under a header of its own saying how to regenerate it:
+// a CRD's own file starts with a document of comments only, and OLM's bundle loader reads the first document of
+// each file only, so it would not see the CRD there.
+func manifestCopy(o object, configDir, regenerate string) []byte {
+	source, err := filepath.Rel(configDir, o.file)
 	if err != nil {
-		source = filepath.Base(c.source.file)
+		source = filepath.Base(o.file)
 	}
 	source = filepath.ToSlash(filepath.Join(filepath.Base(filepath.Clean(configDir)), source))
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s (rudder bundle): a copy of %s.\n# Do not edit by hand: run `make manifests`, then `make bundle`.\n", generatedMarker, source)
-	b.Write(c.source.doc)
+	fmt.Fprintf(&b, "%s (rudder bundle): a copy of %s.\n# Do not edit by hand: %s.\n", generatedMarker, source, regenerate)
+	b.Write(o.doc)
 	return b.Bytes()
 }
 

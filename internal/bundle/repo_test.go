@@ -134,20 +134,29 @@ func TestBundle_OwnedCRDsMatchConfig(t *testing.T) {
 }
 
 // TestBundle_PermissionsMatchRBAC checks that the CSV grants the manager's service account what config/rbac
-// does: the ClusterRole's rules everywhere, the leader election Role's in its own namespace.
+// does: the ClusterRole's rules and the metrics reviews' everywhere, the leader election Role's in its own
+// namespace; and that the bundle carries the metrics reader ClusterRole, which nothing in config/ binds.
 func TestBundle_PermissionsMatchRBAC(t *testing.T) {
 	csv := readCSV(t, repoBundle)
 	clusterRole := &rbacv1.ClusterRole{}
 	readYAML(t, filepath.Join(repoConfig, "rbac", "role.yaml"), clusterRole)
+	metricsAuth := &rbacv1.ClusterRole{}
+	readYAML(t, filepath.Join(repoConfig, "rbac", "metrics_auth_role.yaml"), metricsAuth)
+	reader, bundled := &rbacv1.ClusterRole{}, &rbacv1.ClusterRole{}
+	readYAML(t, filepath.Join(repoConfig, "rbac", "metrics_reader_role.yaml"), reader)
+	readYAML(t, filepath.Join(repoBundle, "manifests", reader.Name+"_rbac.authorization.k8s.io_v1_clusterrole.yaml"), bundled)
+	if !reflect.DeepEqual(bundled, reader) {
+		t.Errorf("the bundle's ClusterRole %s = %+v, want config/rbac's %+v", reader.Name, bundled, reader)
+	}
 	role := &rbacv1.Role{}
 	readYAML(t, filepath.Join(repoConfig, "rbac", "leader_election_role.yaml"), role)
 	account := &unstructured.Unstructured{}
 	readYAML(t, filepath.Join(repoConfig, "rbac", "service_account.yaml"), &account.Object)
 
 	strategy := csv.Spec.InstallStrategy.StrategySpec
-	want := []operatorsv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: account.GetName(), Rules: clusterRole.Rules}}
+	want := []operatorsv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: account.GetName(), Rules: slices.Concat(clusterRole.Rules, metricsAuth.Rules)}}
 	if !reflect.DeepEqual(strategy.ClusterPermissions, want) {
-		t.Errorf("clusterPermissions = %+v, want the rules of %s for %s", strategy.ClusterPermissions, clusterRole.Name, account.GetName())
+		t.Errorf("clusterPermissions = %+v, want the rules of %s and %s for %s", strategy.ClusterPermissions, clusterRole.Name, metricsAuth.Name, account.GetName())
 	}
 	want = []operatorsv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: account.GetName(), Rules: role.Rules}}
 	if !reflect.DeepEqual(strategy.Permissions, want) {

@@ -3,6 +3,7 @@ package bundle
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -26,6 +27,8 @@ type sources struct {
 	roles, clusterRoles map[string][]rbacv1.PolicyRule
 	// roleBindings and clusterRoleBindings become the CSV's permissions and clusterPermissions.
 	roleBindings, clusterRoleBindings []binding
+	// clusterRoleObjects are the ClusterRoles as config/ has them, in its order.
+	clusterRoleObjects []object
 	// samples are the custom resources of config/samples, the CSV's alm-examples.
 	samples []object
 }
@@ -78,6 +81,7 @@ func (s *sources) add(o object) error {
 			return err
 		}
 		s.clusterRoles[r.Name] = r.Rules
+		s.clusterRoleObjects = append(s.clusterRoleObjects, o)
 	case "RoleBinding.rbac.authorization.k8s.io":
 		b := &rbacv1.RoleBinding{}
 		if err := convert(o, b); err != nil {
@@ -97,6 +101,25 @@ func (s *sources) add(o object) error {
 		return fmt.Errorf("the bundle cannot carry this kind; add it to internal/bundle or keep it out of config/default")
 	}
 	return nil
+}
+
+// unboundClusterRoles are the ClusterRoles of config/ that no binding of it grants, such as the metrics reader
+// for whoever scrapes the manager: the CSV's permissions cannot carry them, so the bundle carries each in a
+// manifest of its own, which OLM creates as it is (as operator-sdk's bundles carry the metrics reader).
+func (s *sources) unboundClusterRoles() []object {
+	bound := map[string]bool{}
+	for _, b := range slices.Concat(s.roleBindings, s.clusterRoleBindings) {
+		if b.role.Kind == "ClusterRole" {
+			bound[b.role.Name] = true
+		}
+	}
+	var out []object
+	for _, o := range s.clusterRoleObjects {
+		if !bound[o.GetName()] {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // binding is a RoleBinding or a ClusterRoleBinding.

@@ -1,5 +1,6 @@
 // Package manager assembles rudder: it loads the watches, builds the
 // controller-runtime manager and its caches, registers one release reconciler
-// per watched kind, serves health probes and metrics, and runs until stopped.
+// per watched kind, serves health probes and metrics (HTTPS, to the clients
+// the API server authorizes), and runs until stopped.
 // It holds no reconcile logic.
 package manager

@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/compact"
@@ -91,6 +90,10 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err := checkHooks(ws, opts.Hooks); err != nil {
 		return nil, err
 	}
+	metrics, err := metricsServer(opts, log)
+	if err != nil {
+		return nil, err
+	}
 	cfg := opts.Config
 	if cfg == nil {
 		if cfg, err = ctrl.GetConfig(); err != nil {
@@ -141,7 +144,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                              scheme.Scheme,
 		Logger:                              log,
-		Metrics:                             metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                             metrics,
 		HealthProbeBindAddress:              opts.ProbeAddr,
 		PprofBindAddress:                    opts.PprofAddr,
 		LeaderElection:                      opts.LeaderElection,

@@ -36,7 +36,9 @@ func TestManagerBinary_ServesProbesAndStopsOnSIGTERM(t *testing.T) {
 
 	probe, metrics := freeAddr(t), freeAddr(t)
 	var out bytes.Buffer
-	cmd := exec.Command(bin, "--health-probe-bind-address="+probe, "--metrics-bind-address="+metrics, "--log-format=console")
+	// Plain HTTP metrics, for local development; TestManagerBinary_AuthorizesMetrics
+	// scrapes the default, HTTPS with the API server's authorization.
+	cmd := exec.Command(bin, "--health-probe-bind-address="+probe, "--metrics-bind-address="+metrics, "--metrics-secure=false", "--log-format=console")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -12,9 +12,20 @@ import (
 
 // Options configure a manager. The zero value of every field means its default.
 type Options struct {
-	// MetricsAddr is where Prometheus metrics are served; "0" turns them off.
-	// Default ":8080".
+	// MetricsAddr is where Prometheus metrics are served (/metrics); "0"
+	// turns them off. Default ":8443".
 	MetricsAddr string
+	// MetricsInsecure serves the metrics over plain HTTP to anyone who
+	// reaches MetricsAddr, for local development. Default false: HTTPS, and
+	// only to a client whose bearer token the API server authenticates
+	// (TokenReview) and authorizes to get the non-resource URL /metrics
+	// (SubjectAccessReview), with controller-runtime's filters; the metric
+	// labels name every tenant's resources.
+	MetricsInsecure bool
+	// MetricsCertDir holds the metrics endpoint's serving certificate and
+	// key, tls.crt and tls.key, reloaded when they change. Default "": a
+	// self-signed certificate made at start.
+	MetricsCertDir string
 	// ProbeAddr is where /healthz and /readyz are served. Default ":8081".
 	ProbeAddr string
 	// PprofAddr is where Go's profiles are served (/debug/pprof/); default
@@ -80,7 +91,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.MetricsAddr == "" {
-		o.MetricsAddr = ":8080"
+		o.MetricsAddr = ":8443"
 	}
 	if o.ProbeAddr == "" {
 		o.ProbeAddr = ":8081"

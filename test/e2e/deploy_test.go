@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +22,8 @@ import (
 // TokenRequest token in its kubeconfig), as the pod would, with the
 // Deployment's --leader-elect in namespace operators. A WebApp, a Database
 // with a backup and a Network get Ready: the RBAC of config/rbac is proven by
-// use. `make undeploy` then removes rudder and leaves the CRDs.
+// use, the metrics' authorization too (only a token bound to the metrics
+// reader role scrapes). `make undeploy` then removes rudder and leaves the CRDs.
 func TestDeploy_RunsAsItsServiceAccount(t *testing.T) {
 	t.Parallel() // its own manager over its own namespace
 	const ns = "deploy-e2e"
@@ -79,6 +82,51 @@ func TestDeploy_RunsAsItsServiceAccount(t *testing.T) {
 	waitNetworkReady(t, ns, "sa-net")
 	if log := op.cur.tail(1 << 20); strings.Contains(log, "forbidden") {
 		t.Errorf("the ServiceAccount's manager was refused something; its log has %q", "forbidden")
+	}
+	checkMetricsAccess(t, ns, op.cur.metricsAddr)
+}
+
+// checkMetricsAccess checks who may scrape the manager at addr, which runs
+// with the deployed RBAC: a ServiceAccount of ns bound to the deployed
+// ClusterRole my-operator-metrics-reader gets its metrics, one bound to
+// nothing is forbidden, no token is unauthorized. The manager's own
+// ServiceAccount reviews each token and access (config/rbac's
+// metrics_auth_role.yaml); without that right every answer would be 500.
+func checkMetricsAccess(t *testing.T, ns, addr string) {
+	t.Helper()
+	kubectl(t, "create", "serviceaccount", "scraper", "-n", ns)
+	kubectl(t, "create", "serviceaccount", "stranger", "-n", ns)
+	binding := ns + "-metrics-reader"
+	kubectl(t, "create", "clusterrolebinding", binding, "--clusterrole=my-operator-metrics-reader", "--serviceaccount="+ns+":scraper")
+	t.Cleanup(func() { _, _ = run("kubectl", "delete", "clusterrolebinding", binding, "--ignore-not-found") })
+	scraper := strings.TrimSpace(kubectl(t, "create", "token", "scraper", "-n", ns, "--duration=1h"))
+	stranger := strings.TrimSpace(kubectl(t, "create", "token", "stranger", "-n", ns, "--duration=1h"))
+
+	// RBAC sees the new binding a moment later.
+	eventually(t, "the metrics reader's scrape answered 200", func() error {
+		status, body, err := getMetrics(addr, scraper)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK || !strings.Contains(body, "controller_runtime_reconcile_total") {
+			return fmt.Errorf("status %d: %.300s", status, body)
+		}
+		return nil
+	})
+	for _, c := range []struct {
+		who   string
+		token string
+		want  int
+	}{
+		{"a ServiceAccount without the metrics reader role", stranger, http.StatusForbidden},
+		{"no token", "", http.StatusUnauthorized},
+	} {
+		status, body, err := getMetrics(addr, c.token)
+		if err != nil {
+			t.Errorf("scraping as %s: %v", c.who, err)
+		} else if status != c.want {
+			t.Errorf("scraping as %s: status %d, want %d: %.300s", c.who, status, c.want, body)
+		}
 	}
 }
 

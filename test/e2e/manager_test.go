@@ -28,7 +28,8 @@ type manager struct {
 	cmd       *exec.Cmd
 	logPath   string
 	probeAddr string
-	// metricsAddr serves /metrics (plain HTTP on loopback).
+	// metricsAddr serves /metrics on loopback: HTTPS, to a token the API
+	// server authorizes (the default flags; scrape).
 	metricsAddr string
 
 	exited  chan struct{} // closed once the process has exited

@@ -3,8 +3,11 @@
 package e2e
 
 import (
+	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Issue 13, metrics: after installs, an upgrade, a repaired drift, a failed
@@ -134,23 +138,63 @@ func TestMetrics_RudderSeries(t *testing.T) {
 	}
 }
 
-// scrape reads the manager's /metrics.
+// scrape reads the manager's /metrics as the suite's kubeconfig's user.
 func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
+	status, body, err := getMetrics(addr, kubeconfigToken(t))
 	if err != nil {
 		t.Fatalf("scraping the manager's metrics: %v", err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("scraping the manager's metrics: %s", resp.Status)
+	if status != http.StatusOK {
+		t.Fatalf("scraping the manager's metrics: status %d: %.300s", status, body)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
 		t.Fatalf("parsing the manager's metrics: %v", err)
 	}
 	return families
+}
+
+// metricsClient scrapes the managers.
+var metricsClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+}}
+
+// getMetrics GETs the manager's /metrics over HTTPS (its default,
+// --metrics-secure) with token as the bearer token, if any. The manager's
+// certificate is self-signed, so it is not verified, as the ServiceMonitor of
+// config/prometheus does not.
+func getMetrics(addr, token string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/metrics", http.NoBody)
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := metricsClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// kubeconfigToken is the bearer token of the suite's kubeconfig (the local
+// cluster's admin, hack/cluster-up.sh), which the API server authorizes to
+// get /metrics.
+func kubeconfigToken(t *testing.T) string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv(envKubeconfig))
+	if err != nil {
+		t.Fatalf("reading %s: %v", os.Getenv(envKubeconfig), err)
+	}
+	if cfg.BearerToken == "" {
+		t.Fatalf("kubeconfig %s has no bearer token to scrape the manager's metrics with", os.Getenv(envKubeconfig))
+	}
+	return cfg.BearerToken
 }
 
 // findSample returns the sample of f whose labels include labels.

@@ -2,6 +2,7 @@ package monitoring
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -463,6 +464,7 @@ func TestServiceMonitor_ScrapesManager(t *testing.T) {
 				} `json:"metadata"`
 				Spec struct {
 					Containers []struct {
+						Args  []string `json:"args"`
 						Ports []struct {
 							Name          string `json:"name"`
 							ContainerPort int    `json:"containerPort"`
@@ -503,11 +505,15 @@ func TestServiceMonitor_ScrapesManager(t *testing.T) {
 				MatchLabels map[string]string `json:"matchLabels"`
 			} `json:"selector"`
 			Endpoints []struct {
-				Port        string `json:"port"`
-				Path        string `json:"path"`
-				Scheme      string `json:"scheme"`
-				Interval    string `json:"interval"`
-				HonorLabels bool   `json:"honorLabels"`
+				Port            string `json:"port"`
+				Path            string `json:"path"`
+				Scheme          string `json:"scheme"`
+				Interval        string `json:"interval"`
+				HonorLabels     bool   `json:"honorLabels"`
+				BearerTokenFile string `json:"bearerTokenFile"`
+				TLSConfig       *struct {
+					InsecureSkipVerify bool `json:"insecureSkipVerify"`
+				} `json:"tlsConfig"`
 			} `json:"endpoints"`
 		} `json:"spec"`
 	}
@@ -522,14 +528,17 @@ func TestServiceMonitor_ScrapesManager(t *testing.T) {
 	if !subset(service.Spec.Selector, deployment.Spec.Template.Metadata.Labels) || len(service.Spec.Selector) == 0 {
 		t.Errorf("Service selector %v does not select the manager's pods %v", service.Spec.Selector, deployment.Spec.Template.Metadata.Labels)
 	}
-	if len(service.Spec.Ports) != 1 || service.Spec.Ports[0].Name != "metrics" {
-		t.Fatalf("Service ports %+v: want one, named metrics", service.Spec.Ports)
+	if len(service.Spec.Ports) != 1 || service.Spec.Ports[0].Name != "https" {
+		t.Fatalf("Service ports %+v: want one, named https", service.Spec.Ports)
 	}
 	containerPort := 0
 	for _, c := range deployment.Spec.Template.Spec.Containers {
 		for _, p := range c.Ports {
 			if p.Name == service.Spec.Ports[0].TargetPort {
 				containerPort = p.ContainerPort
+				if want := fmt.Sprintf("--metrics-bind-address=:%d", p.ContainerPort); !slices.Contains(c.Args, want) {
+					t.Errorf("the manager's args %q: want %s, the container port %s", c.Args, want, p.Name)
+				}
 			}
 		}
 	}
@@ -547,8 +556,16 @@ func TestServiceMonitor_ScrapesManager(t *testing.T) {
 		t.Fatalf("ServiceMonitor endpoints %+v: want one", monitor.Spec.Endpoints)
 	}
 	e := monitor.Spec.Endpoints[0]
-	if e.Port != service.Spec.Ports[0].Name || e.Path != "/metrics" || e.Scheme != "http" || !e.HonorLabels {
-		t.Errorf("ServiceMonitor endpoint %+v: want port %s, path /metrics, scheme http, honorLabels", e, service.Spec.Ports[0].Name)
+	if e.Port != service.Spec.Ports[0].Name || e.Path != "/metrics" || e.Scheme != "https" || !e.HonorLabels {
+		t.Errorf("ServiceMonitor endpoint %+v: want port %s, path /metrics, scheme https, honorLabels", e, service.Spec.Ports[0].Name)
+	}
+	// The manager serves /metrics only to a token the API server authorizes
+	// (--metrics-secure), over TLS with a self-signed certificate by default.
+	if e.BearerTokenFile == "" {
+		t.Error("ServiceMonitor endpoint has no bearerTokenFile: the manager answers 401 to a scrape without a token")
+	}
+	if e.TLSConfig == nil {
+		t.Error("ServiceMonitor endpoint has no tlsConfig: Prometheus would refuse the manager's self-signed certificate")
 	}
 	if _, err := model.ParseDuration(e.Interval); err != nil {
 		t.Errorf("ServiceMonitor interval: %v", err)
