@@ -8,6 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -34,11 +35,13 @@ func RoleName(kind schema.GroupVersionKind) string {
 	return "rudder-" + strings.ToLower(kind.Kind)
 }
 
-// ServiceAccount returns the account's ServiceAccount.
+// ServiceAccount returns the account's ServiceAccount. rudder impersonates
+// it; no pod needs its token, so none is mounted by default.
 func ServiceAccount(a Account) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-		ObjectMeta: metav1.ObjectMeta{Name: a.Name, Namespace: a.Namespace, Labels: labels},
+		TypeMeta:                     metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta:                   metav1.ObjectMeta{Name: a.Name, Namespace: a.Namespace, Labels: labels},
+		AutomountServiceAccountToken: ptr.To(false),
 	}
 }
 

@@ -91,7 +91,7 @@ func Compute(in Input, mapper meta.RESTMapper) (*Rules, error) {
 	// rudder's owner reference blocks the owner's deletion, which the API
 	// server's OwnerReferencesPermissionEnforcement, where enabled, lets
 	// only an account that may update the owner's finalizers set.
-	ns.add(in.Watch.GVK.Group, rudderResource(in.Watch, mapper)+"/finalizers", "update")
+	ns.add(in.Watch.GVK.Group, ResourceOf(in.Watch, mapper)+"/finalizers", "update")
 	for _, h := range in.Hooks {
 		if p, ok := h.(hook.Permissioner); ok {
 			for _, r := range p.Rules() {
@@ -109,7 +109,7 @@ func Compute(in Input, mapper meta.RESTMapper) (*Rules, error) {
 	})
 	deps := ruleSet{}
 	for _, w := range in.Kinds {
-		deps.add(w.GVK.Group, rudderResource(w, mapper), "get")
+		deps.add(w.GVK.Group, ResourceOf(w, mapper), "get")
 	}
 	out.Optional = append(out.Optional, Optional{
 		Why:   "resources that wait for others with the annotation rudder.dev/depends-on",
@@ -126,10 +126,10 @@ func Compute(in Input, mapper meta.RESTMapper) (*Rules, error) {
 	return out, nil
 }
 
-// rudderResource returns the resource of one of rudder's kinds: the API
+// ResourceOf returns the resource of one of rudder's kinds: the API
 // server's name when mapper knows the kind, else the name rudder's CRD
 // generator gives it (the chart's annotation, or the plural of the kind).
-func rudderResource(w watches.Watch, mapper meta.RESTMapper) string {
+func ResourceOf(w watches.Watch, mapper meta.RESTMapper) string {
 	if m, err := mapper.RESTMapping(w.GVK.GroupKind(), w.GVK.Version); err == nil {
 		return m.Resource.Resource
 	}
