@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,6 +15,7 @@ import (
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/internal/valuesfrom"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -244,6 +246,150 @@ func TestSchemeMapper(t *testing.T) {
 			}
 			if mapping.Resource.Resource != tt.resource || (mapping.Scope.Name() == meta.RESTScopeNameRoot) != tt.root {
 				t.Errorf("mapping = %s (scope %s), want %s (cluster-scoped %v)", mapping.Resource.Resource, mapping.Scope.Name(), tt.resource, tt.root)
+			}
+		})
+	}
+}
+
+func TestCompute_Inputs(t *testing.T) {
+	ws, err := watches.Load(rudder.Files, rudder.WatchesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	network := ws[0]
+	for _, w := range ws {
+		if w.GVK.Kind == "Network" {
+			network = w
+		}
+	}
+	clusterRole := schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}
+	monitor := schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
+	secret := schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+	tests := []struct {
+		name        string
+		chart       Chart
+		valuesFrom  []valuesfrom.Source
+		wantNS      []access
+		wantCluster []access
+		wantNamed   string // a resource name the Role names
+		wantNote    string
+	}{
+		{
+			name:        "a cluster-scoped kind goes to the ClusterRole",
+			chart:       Chart{Kinds: []schema.GroupVersionKind{clusterRole}},
+			wantCluster: []access{{"rbac.authorization.k8s.io", "clusterroles", "create"}},
+		},
+		{
+			name:     "a kind the mapper does not know is guessed, with a note",
+			chart:    Chart{Kinds: []schema.GroupVersionKind{monitor}},
+			wantNS:   []access{{"monitoring.coreos.com", "servicemonitors", "create"}},
+			wantNote: "ServiceMonitor.monitoring.coreos.com",
+		},
+		{
+			name:   "a lookup is read",
+			chart:  Chart{Lookups: []schema.GroupVersionKind{secret}},
+			wantNS: []access{{"", "secrets", "get"}, {"", "secrets", "list"}},
+		},
+		{
+			name:   "tests run pods and read their logs",
+			chart:  Chart{Tests: true},
+			wantNS: []access{{"", "pods", "create"}, {"", "pods", "delete"}, {"", "pods/log", "get"}},
+		},
+		{
+			name:       "the entry's valuesFrom is read by name",
+			valuesFrom: []valuesfrom.Source{{Kind: "Secret", Name: "shared-tls"}},
+			wantNamed:  "shared-tls",
+		},
+		{
+			name:     "an untried toggle is noted",
+			chart:    Chart{Untried: []string{"ingress.enabled"}},
+			wantNote: "ingress.enabled",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := network
+			w.ValuesFrom = tt.valuesFrom
+			r, err := Compute(Input{Watch: w, Chart: &tt.chart, Kinds: ws}, SchemeMapper())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range tt.wantNS {
+				if !allows(r.Namespaced, a.group, a.resource, a.verb) {
+					t.Errorf("the Role does not allow %s on %s: %+v", a.verb, a.resource, r.Namespaced)
+				}
+			}
+			for _, a := range tt.wantCluster {
+				if !allows(r.Cluster, a.group, a.resource, a.verb) {
+					t.Errorf("the ClusterRole does not allow %s on %s: %+v", a.verb, a.resource, r.Cluster)
+				}
+				if allows(r.Namespaced, a.group, a.resource, a.verb) {
+					t.Errorf("the Role names cluster-scoped %s", a.resource)
+				}
+			}
+			if len(tt.wantCluster) == 0 && len(r.Cluster) > 0 {
+				t.Errorf("unexpected ClusterRole rules: %+v", r.Cluster)
+			}
+			objs := Objects(w.GVK, r, Account{Namespace: "team-a", Name: "deployer"}, false)
+			if want := 2 + 2*min(len(r.Cluster), 1); len(objs) != want {
+				t.Errorf("Objects returned %d objects, want %d", len(objs), want)
+			}
+			if tt.wantNamed != "" {
+				named := false
+				for _, rule := range r.Namespaced {
+					named = named || slices.Contains(rule.ResourceNames, tt.wantNamed)
+				}
+				if !named {
+					t.Errorf("no rule names %q: %+v", tt.wantNamed, r.Namespaced)
+				}
+			}
+			notes := strings.Join(r.Notes, "\n")
+			if (tt.wantNote == "") != (notes == "") || !strings.Contains(notes, tt.wantNote) {
+				t.Errorf("notes = %q, want one naming %q", notes, tt.wantNote)
+			}
+		})
+	}
+}
+
+func TestRender(t *testing.T) {
+	ws, err := watches.Load(rudder.Files, rudder.WatchesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKind := map[string]watches.Watch{}
+	for _, w := range ws {
+		byKind[w.GVK.Kind] = w
+	}
+	tests := []struct {
+		kind        string
+		wantKinds   []string // among what the chart renders, without a sample
+		wantLookups []string
+		wantTests   bool
+	}{
+		// The HPA, Ingress and claim come from the ci/ files and the toggles.
+		{kind: "WebApp", wantKinds: []string{"Deployment", "HorizontalPodAutoscaler", "Ingress", "PersistentVolumeClaim", "Pod", "Service"}, wantTests: true},
+		{kind: "Database", wantKinds: []string{"Service", "StatefulSet"}, wantLookups: []string{"StatefulSet"}},
+		{kind: "Network", wantKinds: []string{"ConfigMap"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			c, err := Render(context.Background(), byKind[tt.kind], "team-a", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kinds, looked []string
+			for _, k := range c.Kinds {
+				kinds = append(kinds, k.Kind)
+			}
+			for _, k := range c.Lookups {
+				looked = append(looked, k.Kind)
+			}
+			slices.Sort(kinds)
+			if !slices.Equal(kinds, tt.wantKinds) || !slices.Equal(looked, tt.wantLookups) || c.Tests != tt.wantTests {
+				t.Errorf("Render = kinds %v, lookups %v, tests %v; want %v, %v, %v", kinds, looked, c.Tests, tt.wantKinds, tt.wantLookups, tt.wantTests)
+			}
+			if len(c.Untried) > 0 {
+				t.Errorf("toggles no values rendered: %v", c.Untried)
 			}
 		})
 	}
