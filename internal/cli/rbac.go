@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -94,6 +95,14 @@ func runRBAC(ctx context.Context, args []string, out, errOut io.Writer, config *
 		namespace = o.namespace
 	}
 	account := rbac.Account{Namespace: namespace, Name: o.serviceAccount}
+	if problems := validation.IsDNS1123Subdomain(account.Name); len(problems) > 0 {
+		return fmt.Errorf("flag --service-account: %q is not a ServiceAccount name (%s); use lowercase letters, digits, '-' and '.', such as deployer",
+			account.Name, strings.Join(problems, "; "))
+	}
+	if problems := validation.IsDNS1123Label(account.Namespace); len(problems) > 0 {
+		return fmt.Errorf("flag -n: %q is not a namespace name (%s); use lowercase letters, digits and '-', such as team-a",
+			account.Namespace, strings.Join(problems, "; "))
+	}
 	registry, err := manager.BuiltinHooks()
 	if err != nil {
 		return err

@@ -110,6 +110,8 @@ func TestRun_RBACOutput(t *testing.T) {
 		{name: "unknown kind", args: []string{"rbac", "gadget"}, wantErr: `kind "gadget" is not in the watches file`},
 		{name: "bad output", args: []string{"rbac", "webapp", "-o", "table"}, wantErr: "use yaml or json"},
 		{name: "no kind", args: []string{"rbac"}, wantErr: "name a kind"},
+		{name: "bad account", args: []string{"rbac", "webapp", "--service-account", "Deployer"}, wantErr: "flag --service-account"},
+		{name: "bad namespace", args: []string{"rbac", "webapp", "-n", "team_a"}, wantErr: "flag -n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
