@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rudder-operator/rudder"
+	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/internal/rbac"
 	"github.com/rudder-operator/rudder/internal/testenv"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -24,7 +28,7 @@ import (
 // TestRun_RBACIsSufficient applies what `rudder rbac KIND` prints to a
 // namespace and checks, as the account it binds, that the account may create
 // every object the kind's chart renders there (server-side dry run), and
-// nothing in another namespace.
+// nothing in another namespace, and may do what the kind's hooks declare.
 func TestRun_RBACIsSufficient(t *testing.T) {
 	ctx := context.Background()
 	root, err := testenv.Root()
@@ -33,6 +37,10 @@ func TestRun_RBACIsSufficient(t *testing.T) {
 	}
 	samples := filepath.Join(root, "config", "samples")
 	ws, err := watches.Load(rudder.Files, rudder.WatchesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry, err := manager.BuiltinHooks()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,19 +54,20 @@ func TestRun_RBACIsSufficient(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			args := []string{"rbac", strings.ToLower(w.GVK.Kind), "-n", ns, "--service-account", "tenant", "-o", "json", "--samples-dir", samples}
+			args := []string{"rbac", strings.ToLower(w.GVK.Kind), "-n", ns, "--service-account", "tenant", "--samples-dir", samples}
 			if err := Run(ctx, args, &out, cfg); err != nil {
 				t.Fatal(err)
 			}
-			var list unstructured.UnstructuredList
-			if err := list.UnmarshalJSON(out.Bytes()); err != nil {
-				t.Fatalf("the output is not a List: %v\n%s", err, out.String())
+			// What `| kubectl apply -f -` reads: YAML documents.
+			printed, err := helm.ParseManifest(out.String())
+			if err != nil {
+				t.Fatalf("the output is not YAML documents: %v\n%s", err, out.String())
 			}
 			kinds := map[string]bool{}
-			for i := range list.Items {
-				kinds[list.Items[i].GetKind()] = true
-				if err := k8s.Create(ctx, &list.Items[i]); err != nil {
-					t.Fatalf("applying %s/%s: %v", list.Items[i].GetKind(), list.Items[i].GetName(), err)
+			for _, obj := range printed {
+				kinds[obj.GetKind()] = true
+				if err := k8s.Create(ctx, obj); err != nil {
+					t.Fatalf("applying %s/%s: %v", obj.GetKind(), obj.GetName(), err)
 				}
 			}
 			for _, k := range []string{"ServiceAccount", "Role", "RoleBinding"} {
@@ -90,6 +99,33 @@ func TestRun_RBACIsSufficient(t *testing.T) {
 					t.Errorf("creating %s %s in another namespace: got %v, want Forbidden", obj.GetKind(), obj.GetName(), err)
 				}
 			}
+			// What the kind's hooks declare they write, asked of the API
+			// server's authorizer as the account.
+			hooks, err := registry.Resolve(w.Hooks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hooks {
+				p, ok := h.(hook.Permissioner)
+				if !ok {
+					continue
+				}
+				for _, rule := range p.Rules() {
+					for _, res := range rule.Resources {
+						for _, verb := range rule.Verbs {
+							review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+								ResourceAttributes: &authorizationv1.ResourceAttributes{
+									Namespace: ns, Group: rule.APIGroups[0], Resource: res, Verb: verb}}}
+							if err := as.Create(ctx, review); err != nil {
+								t.Fatal(err)
+							}
+							if !review.Status.Allowed {
+								t.Errorf("hook %s: the account may not %s %s", h.Name(), verb, res)
+							}
+						}
+					}
+				}
+			}
 		})
 	}
 }
@@ -103,10 +139,12 @@ func TestRun_RBACOutput(t *testing.T) {
 		wantErr     string
 		wantSecrets bool // the Role grants get on Secrets
 		wantComment bool // the optional reads are shown commented
+		wantItems   int  // for json: the List's items
 	}{
 		{name: "optional reads commented", args: []string{"rbac", "webapp", "-n", "team-a"}, wantComment: true},
 		{name: "optional reads granted", args: []string{"rbac", "WebApp", "-n", "team-a", "--optional"}, wantSecrets: true},
 		{name: "plural with group", args: []string{"rbac", "webapps.webapp.my.domain", "-n", "team-a"}, wantComment: true},
+		{name: "json", args: []string{"rbac", "database", "network", "-n", "team-a", "-o", "json"}, wantItems: 5},
 		{name: "unknown kind", args: []string{"rbac", "gadget"}, wantErr: `kind "gadget" is not in the watches file`},
 		{name: "bad output", args: []string{"rbac", "webapp", "-o", "table"}, wantErr: "use yaml or json"},
 		{name: "no kind", args: []string{"rbac"}, wantErr: "name a kind"},
@@ -125,6 +163,16 @@ func TestRun_RBACOutput(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.wantItems > 0 {
+				var list unstructured.UnstructuredList
+				if err := list.UnmarshalJSON(out.Bytes()); err != nil {
+					t.Fatalf("the output is not a List: %v\n%s", err, out.String())
+				}
+				if len(list.Items) != tt.wantItems {
+					t.Errorf("the List has %d items, want %d (one ServiceAccount, a Role and RoleBinding per kind)", len(list.Items), tt.wantItems)
+				}
+				return
 			}
 			var role struct {
 				Kind  string
