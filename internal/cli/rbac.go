@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rudder-operator/rudder"
+	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/internal/rbac"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -91,17 +92,9 @@ func runRBAC(ctx context.Context, args []string, out, errOut io.Writer, config *
 		return err
 	}
 	mapper, namespace, note := rbacMapper(config, o.kubeconfig)
-	if o.namespace != "" {
-		namespace = o.namespace
-	}
-	account := rbac.Account{Namespace: namespace, Name: o.serviceAccount}
-	if problems := validation.IsDNS1123Subdomain(account.Name); len(problems) > 0 {
-		return fmt.Errorf("flag --service-account: %q is not a ServiceAccount name (%s); use lowercase letters, digits, '-' and '.', such as deployer",
-			account.Name, strings.Join(problems, "; "))
-	}
-	if problems := validation.IsDNS1123Label(account.Namespace); len(problems) > 0 {
-		return fmt.Errorf("flag -n: %q is not a namespace name (%s); use lowercase letters, digits and '-', such as team-a",
-			account.Namespace, strings.Join(problems, "; "))
+	account, err := o.account(namespace)
+	if err != nil {
+		return err
 	}
 	registry, err := manager.BuiltinHooks()
 	if err != nil {
@@ -121,19 +114,7 @@ func runRBAC(ctx context.Context, args []string, out, errOut io.Writer, config *
 		if err != nil {
 			return err
 		}
-		sample, err := rbac.Sample(o.samplesDir, w.GVK)
-		if err != nil {
-			return err
-		}
-		chart, err := rbac.Render(ctx, w, namespace, sample)
-		if err != nil {
-			return err
-		}
-		hooks, err := registry.Resolve(w.Hooks)
-		if err != nil {
-			return fmt.Errorf("watches: kind %s: field \"hooks\": %w", w.GVK.Kind, err)
-		}
-		rules, err := rbac.Compute(rbac.Input{Watch: w, Chart: chart, Hooks: hooks, Kinds: ws}, mapper)
+		rules, err := kindRules(ctx, w, ws, registry, mapper, account.Namespace, o.samplesDir)
 		if err != nil {
 			return err
 		}
@@ -152,6 +133,43 @@ func runRBAC(ctx context.Context, args []string, out, errOut io.Writer, config *
 		return printJSON(out, objs)
 	}
 	return printYAML(out, names, account, notes, objs, optional)
+}
+
+// account returns the account of the flags in namespace (the -n flag's when
+// set), or an error naming the flag whose name the API server would refuse.
+func (o rbacOptions) account(namespace string) (rbac.Account, error) {
+	if o.namespace != "" {
+		namespace = o.namespace
+	}
+	a := rbac.Account{Namespace: namespace, Name: o.serviceAccount}
+	if problems := validation.IsDNS1123Subdomain(a.Name); len(problems) > 0 {
+		return a, fmt.Errorf("flag --service-account: %q is not a ServiceAccount name (%s); use lowercase letters, digits, '-' and '.', such as deployer",
+			a.Name, strings.Join(problems, "; "))
+	}
+	if problems := validation.IsDNS1123Label(a.Namespace); len(problems) > 0 {
+		return a, fmt.Errorf("flag -n: %q is not a namespace name (%s); use lowercase letters, digits and '-', such as team-a",
+			a.Namespace, strings.Join(problems, "; "))
+	}
+	return a, nil
+}
+
+// kindRules renders w's chart in namespace (with its sample from
+// samplesDir, if any) and computes the rules its account needs.
+func kindRules(ctx context.Context, w watches.Watch, ws []watches.Watch, registry *hook.Registry, mapper meta.RESTMapper,
+	namespace, samplesDir string) (*rbac.Rules, error) {
+	sample, err := rbac.Sample(samplesDir, w.GVK)
+	if err != nil {
+		return nil, err
+	}
+	chart, err := rbac.Render(ctx, w, namespace, sample)
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := registry.Resolve(w.Hooks)
+	if err != nil {
+		return nil, fmt.Errorf("watches: kind %s: field \"hooks\": %w", w.GVK.Kind, err)
+	}
+	return rbac.Compute(rbac.Input{Watch: w, Chart: chart, Hooks: hooks, Kinds: ws}, mapper), nil
 }
 
 // loadWatches loads the watches file, or the one built into rudder for "".

@@ -52,11 +52,7 @@ func embedded(t *testing.T) map[string]*Rules {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Compute(Input{Watch: w, Chart: chart, Hooks: hooks, Kinds: ws}, SchemeMapper())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[w.GVK.Kind] = r
+		out[w.GVK.Kind] = Compute(Input{Watch: w, Chart: chart, Hooks: hooks, Kinds: ws}, SchemeMapper())
 	}
 	return out
 }
@@ -310,10 +306,7 @@ func TestCompute_Inputs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := network
 			w.ValuesFrom = tt.valuesFrom
-			r, err := Compute(Input{Watch: w, Chart: &tt.chart, Kinds: ws}, SchemeMapper())
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := Compute(Input{Watch: w, Chart: &tt.chart, Kinds: ws}, SchemeMapper())
 			for _, a := range tt.wantNS {
 				if !allows(r.Namespaced, a.group, a.resource, a.verb) {
 					t.Errorf("the Role does not allow %s on %s: %+v", a.verb, a.resource, r.Namespaced)

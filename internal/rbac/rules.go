@@ -56,7 +56,7 @@ type Optional struct {
 // Compute returns the rules an account needs so that rudder, acting as it,
 // can render (lookup), apply, wait for, test, repair and uninstall in.Chart's
 // kinds and run in.Hooks, mapping kinds to resources with mapper.
-func Compute(in Input, mapper meta.RESTMapper) (*Rules, error) {
+func Compute(in Input, mapper meta.RESTMapper) *Rules {
 	out := &Rules{}
 	ns, cluster := ruleSet{}, ruleSet{}
 	guessed := map[string]bool{}
@@ -123,7 +123,7 @@ func Compute(in Input, mapper meta.RESTMapper) (*Rules, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("no values tried rendered with %s true: add a ci/ values file that sets it, "+
 			"or the objects it makes may be missing", strings.Join(in.Chart.Untried, ", ")))
 	}
-	return out, nil
+	return out
 }
 
 // ResourceOf returns the resource of one of rudder's kinds: the API
