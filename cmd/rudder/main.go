@@ -1,6 +1,7 @@
-// Command rudder is the command line for people on call: `rudder history`
-// and `rudder rollback`. Installed as kubectl-rudder on PATH, it is also the
-// kubectl plugin `kubectl rudder`.
+// Command rudder is the command line for people on call (`rudder history`,
+// `rudder rollback`, ...) and for platform teams (`rudder rbac`, the Role a
+// tenant namespace's account needs). Installed as kubectl-rudder on PATH, it
+// is also the kubectl plugin `kubectl rudder`.
 package main
 
 import (

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -42,6 +43,10 @@ const usage = `Usage:
                                                       the manager), and how many each shard gets
   rudder manifests [--watches-file watches.yaml] [--output-dir config/crd/bases] [--check]
                                                       generate each kind's CRD from its chart (make manifests)
+  rudder rbac KIND... [-n NAMESPACE] [--service-account deployer] [-o yaml|json] [--optional]
+                                                      the ServiceAccount, Role and RoleBinding rudder needs
+                                                      to serve KIND in a namespace when it acts as that
+                                                      account (--default-service-account)
   rudder bundle [--version 0.1.0] [--image rudder:latest] [--output-dir bundle] [--check]
                                                       generate the OLM bundle from config/ (make bundle)
 As a kubectl plugin (an executable kubectl-rudder on PATH): kubectl rudder history webapp/my-webapp
@@ -59,6 +64,9 @@ func Run(ctx context.Context, args []string, out io.Writer, config *rest.Config)
 	}
 	if cmd == "bundle" {
 		return runBundle(rest, out)
+	}
+	if cmd == "rbac" {
+		return runRBAC(ctx, rest, out, os.Stderr, config)
 	}
 	if cmd == "shard-of" {
 		return runShardOf(rest, out)

@@ -3,5 +3,7 @@
 // rollback`, also usable as the kubectl plugin `kubectl rudder`. A rollback
 // only asks (the rudder.dev/rollback-to annotation): the reconciler acts.
 // `rudder manifests` generates the kinds' CRDs from their charts (crdgen),
-// and `rudder bundle` the OLM bundle from config/ (package bundle).
+// `rudder bundle` the OLM bundle from config/ (package bundle), and `rudder
+// rbac` the Role an account needs for rudder to serve a kind as that account
+// (package rbac).
 package cli

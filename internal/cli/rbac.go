@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rudder-operator/rudder"
+	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/manager"
+	"github.com/rudder-operator/rudder/internal/rbac"
+	"github.com/rudder-operator/rudder/internal/watches"
+)
+
+const rbacUsage = `Usage: rudder rbac KIND... [-n NAMESPACE] [--service-account deployer] [-o yaml|json] [--optional]
+                   [--watches-file FILE] [--samples-dir config/samples] [--kubeconfig FILE]
+  Print the ServiceAccount, Role and RoleBinding an account of NAMESPACE needs so that rudder, acting as it
+  (--default-service-account, or the annotation rudder.dev/service-account), can serve KIND there: what the
+  kind's chart renders (manifests and hooks, over its default values, its ci/ values files, the kind's sample
+  and every boolean toggle of its schema), what its templates look up, its tests, and what its hooks write.
+  Apply with: rudder rbac webapp -n team-a | kubectl apply -f -
+  --optional also grants what only some resources need (values-from, depends-on); yaml shows it commented.
+  Without --watches-file: the kinds built into rudder. Resource names come from the API server's discovery
+  when the kubeconfig reaches one, else from client-go's scheme.`
+
+// rbacOptions are the flags of `rudder rbac`.
+type rbacOptions struct {
+	// namespace holds the account and the Role. Default: the kubeconfig context's, else "default".
+	namespace string
+	// serviceAccount is the account's name. Default "deployer".
+	serviceAccount string
+	// output is yaml or json. Default "yaml".
+	output string
+	// optional grants the optional reads instead of commenting them. Default false.
+	optional bool
+	// watchesFile is the watches file. Default "": the one built into rudder.
+	watchesFile string
+	// samplesDir holds the kinds' samples. Default "config/samples"; skipped when absent.
+	samplesDir string
+	// kubeconfig is the kubeconfig file. Default: as kubectl finds it.
+	kubeconfig string
+}
+
+// runRBAC runs `rudder rbac` with args (after the command name), writing the
+// objects to out and, for json, the notes to errOut. config, when not nil,
+// is the cluster whose discovery maps kinds to resources.
+func runRBAC(ctx context.Context, args []string, out, errOut io.Writer, config *rest.Config) error {
+	fs := flag.NewFlagSet("rudder rbac", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o rbacOptions
+	fs.StringVar(&o.namespace, "n", "", "namespace")
+	fs.StringVar(&o.namespace, "namespace", "", "namespace")
+	fs.StringVar(&o.serviceAccount, "service-account", "deployer", "the ServiceAccount rudder acts as")
+	fs.StringVar(&o.output, "o", "yaml", "yaml or json")
+	fs.StringVar(&o.output, "output", "yaml", "yaml or json")
+	fs.BoolVar(&o.optional, "optional", false, "grant the optional reads")
+	fs.StringVar(&o.watchesFile, "watches-file", "", "the watches file")
+	fs.StringVar(&o.samplesDir, "samples-dir", "config/samples", "the kinds' samples")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file")
+	var names []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return fmt.Errorf("%w\n%s", err, rbacUsage)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("name a kind, such as webapp\n%s", rbacUsage)
+	}
+	if o.output != "yaml" && o.output != "json" {
+		return fmt.Errorf("flag -o: %q is not an output format; use yaml or json", o.output)
+	}
+	ws, err := loadWatches(o.watchesFile)
+	if err != nil {
+		return err
+	}
+	mapper, namespace, note := rbacMapper(config, o.kubeconfig)
+	account, err := o.account(namespace)
+	if err != nil {
+		return err
+	}
+	registry, err := manager.BuiltinHooks()
+	if err != nil {
+		return err
+	}
+	notes := []string{}
+	if note != "" {
+		notes = append(notes, note)
+	}
+	objs := []client.Object{rbac.ServiceAccount(account)}
+	var optional map[string][]rbac.Optional // by Role name, for yaml's comments
+	if !o.optional {
+		optional = map[string][]rbac.Optional{}
+	}
+	for _, name := range names {
+		w, err := findKind(ws, name, mapper)
+		if err != nil {
+			return err
+		}
+		rules, err := kindRules(ctx, w, ws, registry, mapper, account.Namespace, o.samplesDir)
+		if err != nil {
+			return err
+		}
+		for _, n := range rules.Notes {
+			notes = append(notes, w.GVK.Kind+": "+n)
+		}
+		if optional != nil {
+			optional[rbac.RoleName(w.GVK)] = rules.Optional
+		}
+		objs = append(objs, rbac.Objects(w.GVK, rules, account, o.optional)...)
+	}
+	if o.output == "json" {
+		for _, n := range notes {
+			fmt.Fprintln(errOut, "note:", n)
+		}
+		return printJSON(out, objs)
+	}
+	return printYAML(out, names, account, notes, objs, optional)
+}
+
+// account returns the account of the flags in namespace (the -n flag's when
+// set), or an error naming the flag whose name the API server would refuse.
+func (o rbacOptions) account(namespace string) (rbac.Account, error) {
+	if o.namespace != "" {
+		namespace = o.namespace
+	}
+	a := rbac.Account{Namespace: namespace, Name: o.serviceAccount}
+	if problems := validation.IsDNS1123Subdomain(a.Name); len(problems) > 0 {
+		return a, fmt.Errorf("flag --service-account: %q is not a ServiceAccount name (%s); use lowercase letters, digits, '-' and '.', such as deployer",
+			a.Name, strings.Join(problems, "; "))
+	}
+	if problems := validation.IsDNS1123Label(a.Namespace); len(problems) > 0 {
+		return a, fmt.Errorf("flag -n: %q is not a namespace name (%s); use lowercase letters, digits and '-', such as team-a",
+			a.Namespace, strings.Join(problems, "; "))
+	}
+	return a, nil
+}
+
+// kindRules renders w's chart in namespace (with its sample from
+// samplesDir, if any) and computes the rules its account needs.
+func kindRules(ctx context.Context, w watches.Watch, ws []watches.Watch, registry *hook.Registry, mapper meta.RESTMapper,
+	namespace, samplesDir string) (*rbac.Rules, error) {
+	sample, err := rbac.Sample(samplesDir, w.GVK)
+	if err != nil {
+		return nil, err
+	}
+	chart, err := rbac.Render(ctx, w, namespace, sample)
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := registry.Resolve(w.Hooks)
+	if err != nil {
+		return nil, fmt.Errorf("watches: kind %s: field \"hooks\": %w", w.GVK.Kind, err)
+	}
+	return rbac.Compute(rbac.Input{Watch: w, Chart: chart, Hooks: hooks, Kinds: ws}, mapper), nil
+}
+
+// loadWatches loads the watches file, or the one built into rudder for "".
+func loadWatches(file string) ([]watches.Watch, error) {
+	if file == "" {
+		return watches.Load(rudder.Files, rudder.WatchesFile)
+	}
+	return watches.LoadFile(file)
+}
+
+// rbacMapper returns the API server's discovery as a RESTMapper, and the
+// kubeconfig context's namespace, when a cluster answers; else client-go's
+// scheme, with a note saying so.
+func rbacMapper(config *rest.Config, kubeconfig string) (meta.RESTMapper, string, string) {
+	namespace := "default"
+	if config == nil {
+		rules := clientcmd.NewDefaultClientConfigLoadingRules()
+		rules.ExplicitPath = kubeconfig
+		loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+		if ns, _, err := loader.Namespace(); err == nil && ns != "" {
+			namespace = ns
+		}
+		var err error
+		if config, err = loader.ClientConfig(); err != nil {
+			return rbac.SchemeMapper(), namespace, fmt.Sprintf("no kubeconfig (%v): resource names come from client-go's scheme, "+
+				"not from a cluster; kinds it does not know are guessed", err)
+		}
+	}
+	fallback := func(err error) (meta.RESTMapper, string, string) {
+		return rbac.SchemeMapper(), namespace, fmt.Sprintf("the API server did not answer (%v): resource names come from "+
+			"client-go's scheme, not from the cluster; kinds it does not know are guessed", err)
+	}
+	probe := rest.CopyConfig(config)
+	probe.Timeout = 5 * time.Second
+	dc, err := discovery.NewDiscoveryClientForConfig(probe)
+	if err != nil {
+		return fallback(err)
+	}
+	if _, err := dc.ServerVersion(); err != nil {
+		return fallback(err)
+	}
+	httpClient, err := rest.HTTPClientFor(config)
+	if err != nil {
+		return fallback(err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(config, httpClient)
+	if err != nil {
+		return fallback(err)
+	}
+	return mapper, namespace, ""
+}
+
+// findKind returns the entry of the kind name names as kubectl takes it:
+// webapp, WebApp, webapps, webapps.webapp.my.domain, WebApp.webapp.my.domain.
+func findKind(ws []watches.Watch, name string, mapper meta.RESTMapper) (watches.Watch, error) {
+	want := strings.ToLower(name)
+	var known []string
+	for _, w := range ws {
+		kind, plural := strings.ToLower(w.GVK.Kind), rbac.ResourceOf(w, mapper)
+		for _, n := range []string{kind, plural, kind + "." + w.GVK.Group, plural + "." + w.GVK.Group} {
+			if want == n {
+				return w, nil
+			}
+		}
+		known = append(known, kind)
+	}
+	return watches.Watch{}, fmt.Errorf("kind %q is not in the watches file; rudder serves: %s", name, strings.Join(known, ", "))
+}
+
+// plain returns obj as the API server would print it, less empty metadata.
+func plain(obj client.Object) (map[string]any, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
+	return m, nil
+}
+
+func printJSON(out io.Writer, objs []client.Object) error {
+	list := map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{}}
+	for _, o := range objs {
+		m, err := plain(o)
+		if err != nil {
+			return err
+		}
+		list["items"] = append(list["items"].([]any), m)
+	}
+	data, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "%s\n", data)
+	return err
+}
+
+// printYAML prints objs as YAML documents under a header saying what they
+// are for, each Role followed by its optional rules, commented.
+func printYAML(out io.Writer, names []string, a rbac.Account, notes []string, objs []client.Object, optional map[string][]rbac.Optional) error {
+	p := &printer{w: out}
+	p.printf("# What rudder needs to serve %s in namespace %s\n", strings.Join(names, ", "), a.Namespace)
+	p.printf("# when it acts as %s: run the manager with\n", a.User())
+	p.printf("# --default-service-account=%s, or annotate resources rudder.dev/service-account: %s.\n", a.Name, a.Name)
+	p.printf("# Generated by `rudder rbac` from the kinds' charts and hooks; see docs/security.md.\n")
+	for _, n := range notes {
+		p.printf("# note: %s\n", n)
+	}
+	for _, o := range objs {
+		m, err := plain(o)
+		if err != nil {
+			return err
+		}
+		data, err := yaml.Marshal(m)
+		if err != nil {
+			return err
+		}
+		p.printf("---\n%s", data)
+		if _, isRole := m["rules"]; !isRole || m["kind"] != "Role" {
+			continue
+		}
+		for _, opt := range optional[o.GetName()] {
+			rules, err := yaml.Marshal(opt.Rules)
+			if err != nil {
+				return err
+			}
+			p.printf("# Optional, for %s:\n", opt.Why)
+			for _, line := range strings.Split(strings.TrimSuffix(string(rules), "\n"), "\n") {
+				p.printf("# %s\n", line)
+			}
+		}
+	}
+	return p.err
+}
