@@ -8,7 +8,7 @@
 #                 the spec of each sample of config/samples of its kind; every sample passes its CRD's
 #                 validation and renders into objects the API server accepts (server-side dry run on envtest):
 #                 go test ./internal/kinds -run '^TestCharts_'
-# Tools come from bin/; a missing one is built by hack/tools.sh.
+# Tools come from bin/; hack/tools.sh builds each one that is missing or at another version.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,14 +26,11 @@ fail() {
 	exit 1
 }
 
-# need TOOL: make sure bin/TOOL exists, building the pinned tools if it does not.
+# need TOOL: make sure bin/TOOL is built at its pinned version (hack/tools.sh
+# skips it when it is).
 need() {
 	local tool="$1"
-	[[ -x "${BIN}/${tool}" ]] && return 0
-	echo "bin/${tool} is missing; building tools with hack/tools.sh"
-	[[ -x "${ROOT}/hack/tools.sh" ]] || fail "bin/${tool} is missing and hack/tools.sh is not there to build it"
-	"${ROOT}/hack/tools.sh" || fail "hack/tools.sh failed while building bin/${tool}"
-	[[ -x "${BIN}/${tool}" ]] || fail "hack/tools.sh ran but did not build bin/${tool}"
+	"${ROOT}/hack/tools.sh" "${tool}" || fail "hack/tools.sh failed while building bin/${tool}"
 }
 
 # 1. gofmt. bin/ and hack/tools/ hold other modules' sources and build outputs;
