@@ -72,7 +72,7 @@ baseline: ## Build bin/baseline, the benchmark's baseline operator (helm-operato
 	$(GO_BUILD) -o $(BIN)/baseline ./test/bench/baseline
 
 .PHONY: tools
-tools: ## Build every pinned tool into bin/: the local cluster's, helm and golangci-lint (skips what is built).
+tools: ## Build every pinned tool into bin/: the local cluster's, helm, golangci-lint, govulncheck and its database (skips what is built).
 	hack/tools.sh
 
 # The tools each target uses, and no more (hack/tools.sh names each group's):
@@ -165,5 +165,9 @@ bench-shards: tools-test build ## One manager against 3 shards at 10,000 WebApps
 	done
 
 .PHONY: lint
-lint: ## gofmt, go vet, golangci-lint, helm lint and the chart gate (charts render with every sample; samples pass their CRDs).
+lint: ## gofmt, go vet, golangci-lint, helm lint, the chart gate (charts render with every sample; samples pass their CRDs) and govulncheck (vulnerable code rudder calls).
 	hack/lint.sh
+
+.PHONY: vulncheck
+vulncheck: ## govulncheck ./...: fails when rudder calls code with a known vulnerability (database bin/vulndb, from the golang.org/x/vulndb pinned in hack/tools.sh; make lint's last step).
+	hack/vulncheck.sh

@@ -8,6 +8,8 @@
 #                 the spec of each sample of config/samples of its kind; every sample passes its CRD's
 #                 validation and renders into objects the API server accepts (server-side dry run on envtest):
 #                 go test ./internal/kinds -run '^TestCharts_'
+#   6. govulncheck hack/vulncheck.sh: bin/govulncheck -db file://bin/vulndb ./... fails when rudder's code
+#                 calls a function with a known vulnerability
 # Tools come from bin/; hack/tools.sh builds each one that is missing or at another version.
 set -euo pipefail
 
@@ -18,7 +20,7 @@ cd "${ROOT}"
 step=0
 header() {
 	step=$((step + 1))
-	printf '\n==> [%d/5] %s\n' "${step}" "$*"
+	printf '\n==> [%d/6] %s\n' "${step}" "$*"
 }
 
 fail() {
@@ -94,6 +96,13 @@ need etcd
 need kube-apiserver
 KUBEBUILDER_ASSETS="${BIN}" go test -count=1 -run '^TestCharts_' ./internal/kinds/ ||
 	fail "chart gate: a chart does not render or a sample of config/samples fails (above)"
+echo "ok"
+
+# 6. govulncheck, last: it is the slowest step, and what it finds comes from
+# outside rudder's code (the advisories of the pinned vulndb, the Go in use), so
+# the checks above report first.
+header "govulncheck ./... against bin/vulndb (hack/vulncheck.sh)"
+"${ROOT}/hack/vulncheck.sh" || fail "govulncheck: rudder calls vulnerable code, or could not be checked (above)"
 echo "ok"
 
 printf '\nlint: all checks passed\n'

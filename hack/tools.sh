@@ -7,9 +7,10 @@
 #   cluster  etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
 #            (make cluster-up; make run when it starts the local cluster)
 #   test     the cluster's tools and helm (make test, make test-e2e, the benchmarks)
-#   lint     golangci-lint, and what helm lint and the chart gate run: helm, etcd,
-#            kube-apiserver (make lint)
-#   TOOL     one of the tools above by name
+#   lint     golangci-lint, govulncheck and vulndb, and what helm lint and the chart
+#            gate run: helm, etcd, kube-apiserver (make lint)
+#   TOOL     one of the tools above by name; vulndb is bin/vulndb/, the Go
+#            vulnerability database govulncheck reads (-db file://$PWD/bin/vulndb)
 #
 # Each tool has a stamp file bin/.stamps/<tool> holding the version it was built
 # at; a tool is rebuilt only when its binary or stamp is missing or the stamp
@@ -26,11 +27,16 @@ ETCD_VERSION=v3.7.0
 KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.22.0
 GOLANGCI_LINT_VERSION=v2.15.0
+GOVULNCHECK_VERSION=v1.9.0
+# The Go vulnerability database: golang.org/x/vulndb holds the advisories as OSV
+# files (data/osv/) and the command that indexes them (cmd/indexdb). Bump it to
+# a newer pseudo-version the module proxy serves to learn of newer advisories.
+VULNDB_VERSION=v0.0.0-20261105234957-e22db6528018
 
 CLUSTER_TOOLS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
 TEST_TOOLS=("${CLUSTER_TOOLS[@]}" helm)
-LINT_TOOLS=(golangci-lint helm etcd kube-apiserver)
-ALL_TOOLS=("${TEST_TOOLS[@]}" golangci-lint)
+LINT_TOOLS=(golangci-lint govulncheck vulndb helm etcd kube-apiserver)
+ALL_TOOLS=("${TEST_TOOLS[@]}" golangci-lint govulncheck vulndb)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # BIN may be overridden to build somewhere else than the worktree's bin/.
@@ -40,7 +46,8 @@ TOOLS_MODULE=$ROOT/hack/tools
 
 log() { echo "tools: $*"; }
 
-# up_to_date TOOL VERSION: bin/TOOL exists and was stamped with VERSION.
+# up_to_date TOOL VERSION: bin/TOOL (a binary, or vulndb's directory) exists
+# and was stamped with VERSION.
 up_to_date() {
   local tool=$1 version=$2
   [[ -x $BIN/$tool && -f $STAMPS/$tool && $(<"$STAMPS/$tool") == "$version" ]]
@@ -102,17 +109,42 @@ build_from_tools_module() {
   built "$tool" "$version"
 }
 
-# install_at_version TOOL VERSION PACKAGE: go install PACKAGE@VERSION into bin/.
-# These tools have their own go.mod, so they build without the tools module.
+# install_at_version TOOL VERSION PACKAGE [STAMP]: go install PACKAGE@VERSION
+# into bin/. These tools have their own go.mod, so they build without the tools
+# module. STAMP (default VERSION) is what the stamp must say for bin/TOOL to be
+# up to date.
 install_at_version() {
-  local tool=$1 version=$2 package=$3
-  if up_to_date "$tool" "$version"; then
-    log "$tool $version: up to date"
+  local tool=$1 version=$2 package=$3 stamp=${4:-$2}
+  if up_to_date "$tool" "$stamp"; then
+    log "$tool $stamp: up to date"
     return
   fi
-  building "$tool" "$version" "$package@$version"
+  building "$tool" "$stamp" "$package@$version"
   GOBIN=$BIN go install "$package@$version"
-  built "$tool" "$version"
+  built "$tool" "$stamp"
+}
+
+# build_vulndb: bin/vulndb/, the database govulncheck reads with -db file://,
+# laid out as vuln.go.dev serves it (index/db.json, index/modules.json,
+# index/vulns.json, ID/<id>.json, each with a .gz twin) by the vulndb module's
+# own cmd/indexdb from the module's OSV files. indexdb is built in a scratch
+# directory and not kept; the database replaces the old one only when complete.
+build_vulndb() {
+  local version=$VULNDB_VERSION scratch=$BIN/.vulndb-build module_dir
+  if up_to_date vulndb "$version"; then
+    log "vulndb $version: up to date"
+    return
+  fi
+  building vulndb "$version" "golang.org/x/vulndb/cmd/indexdb@$version over the module's data/osv"
+  rm -rf "$scratch"
+  module_dir=$(go mod download -json "golang.org/x/vulndb@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d $module_dir/data/osv ]] || { echo "golang.org/x/vulndb@$version has no data/osv (in '$module_dir')" >&2; exit 1; }
+  GOBIN=$scratch/bin go install "golang.org/x/vulndb/cmd/indexdb@$version"
+  "$scratch/bin/indexdb" -vulns "$module_dir/data/osv" -out "$scratch/db"
+  rm -rf "$BIN/vulndb"
+  mv "$scratch/db" "$BIN/vulndb"
+  rm -rf "$scratch"
+  built vulndb "$version"
 }
 
 # build TOOL: build one tool if it is not up to date.
@@ -130,6 +162,13 @@ build() {
       install_at_version helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
     golangci-lint)
       install_at_version golangci-lint "$GOLANGCI_LINT_VERSION" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
+    govulncheck)
+      # govulncheck type-checks the standard library of the go command it runs
+      # with: rebuild it when that Go changes.
+      install_at_version govulncheck "$GOVULNCHECK_VERSION" golang.org/x/vuln/cmd/govulncheck \
+        "$GOVULNCHECK_VERSION $(go env GOVERSION)" ;;
+    vulndb)
+      build_vulndb ;;
     *)
       echo "hack/tools.sh: unknown tool or group '$1' (groups: cluster, test, lint; tools: ${ALL_TOOLS[*]})" >&2
       exit 2 ;;
