@@ -59,18 +59,30 @@ help: ## Show this help.
 ##@ Build
 
 .PHONY: build
-build: ## Build bin/manager and the command line bin/rudder (also bin/kubectl-rudder, the kubectl plugin).
-	$(GO_BUILD) -o $(BIN)/manager ./cmd/manager
+build: manager ## Build bin/manager and the command line bin/rudder (also bin/kubectl-rudder, the kubectl plugin).
 	$(GO_BUILD) -o $(BIN)/rudder ./cmd/rudder
 	ln -sf rudder $(BIN)/kubectl-rudder
+
+.PHONY: manager
+manager: ## Build bin/manager only (what make run runs).
+	$(GO_BUILD) -o $(BIN)/manager ./cmd/manager
 
 .PHONY: baseline
 baseline: ## Build bin/baseline, the benchmark's baseline operator (helm-operator-plugins' stock reconciler, test/bench/baseline).
 	$(GO_BUILD) -o $(BIN)/baseline ./test/bench/baseline
 
 .PHONY: tools
-tools: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok and helm into bin/ (pinned; skips what is built).
+tools: ## Build every pinned tool into bin/: the local cluster's, helm, golangci-lint, govulncheck and its database (skips what is built).
 	hack/tools.sh
+
+# The tools each target uses, and no more (hack/tools.sh names each group's):
+# the local cluster's, and those with helm for the tests. make lint and make run
+# build theirs from their scripts (hack/lint.sh, hack/run.sh).
+.PHONY: tools-cluster tools-test
+tools-cluster:
+	hack/tools.sh cluster
+tools-test:
+	hack/tools.sh test
 
 .PHONY: manifests
 manifests: ## Generate config/crd/bases/ from watches.yaml and the charts (rudder manifests; docs/chart-conventions.md).
@@ -83,17 +95,19 @@ bundle: ## Generate the OLM bundle in bundle/ from config/ and the README for VE
 ##@ Deploy
 
 .PHONY: deploy
-deploy: tools ## Deploy rudder (config/default, or KUSTOMIZE_DIR=config/shards; image IMG) to the cluster of KUBECONFIG and wait for it to roll out.
+deploy: ## Deploy rudder (config/default, or KUSTOMIZE_DIR=config/shards; image IMG) to the cluster of KUBECONFIG and wait for it to roll out.
+	hack/tools.sh kubectl
 	IMG=$(IMG) KUSTOMIZE_DIR=$(KUSTOMIZE_DIR) hack/deploy.sh deploy
 
 .PHONY: undeploy
-undeploy: tools ## Remove what deploy applied, except the CRDs (UNDEPLOY_CRDS=true removes them and every custom resource).
+undeploy: ## Remove what deploy applied, except the CRDs (UNDEPLOY_CRDS=true removes them and every custom resource).
+	hack/tools.sh kubectl
 	IMG=$(IMG) KUSTOMIZE_DIR=$(KUSTOMIZE_DIR) hack/deploy.sh undeploy
 
 ##@ Local cluster
 
 .PHONY: cluster-up
-cluster-up: tools ## Start a local control plane with kwok nodes; writes bin/cluster/kubeconfig (FEATURE_GATES=ShardedListAndWatch=true: the API server filters shards).
+cluster-up: tools-cluster ## Start a local control plane with kwok nodes; writes bin/cluster/kubeconfig (FEATURE_GATES=ShardedListAndWatch=true: the API server filters shards).
 	RUDDER_FEATURE_GATES=$(FEATURE_GATES) hack/cluster-up.sh
 
 .PHONY: cluster-down
@@ -103,11 +117,11 @@ cluster-down: ## Stop the local control plane started by cluster-up and remove i
 ##@ Run and test
 
 .PHONY: run
-run: tools build ## Run rudder in the foreground (starts a local cluster when KUBECONFIG is not set).
+run: manager ## Run rudder in the foreground (starts a local cluster when KUBECONFIG is not set); builds bin/manager and only the tools it uses.
 	hack/run.sh
 
 .PHONY: test
-test: tools test-unit test-fuzz test-e2e ## Run every test: unit, integration (envtest), a short fuzzing of each target, end-to-end (local cluster).
+test: tools-test test-unit test-fuzz test-e2e ## Run every test: unit, integration (envtest), a short fuzzing of each target, end-to-end (local cluster).
 
 .PHONY: test-unit
 test-unit: ## Run unit and integration tests (envtest on the binaries in bin/), and the monitoring config's check (its own module).
@@ -123,23 +137,23 @@ fuzz: ## Run each Go fuzz target for FUZZTIME (10s), one after another; go test 
 	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 .PHONY: test-e2e
-test-e2e: tools build baseline ## Run end-to-end tests and the short benchmark on the local cluster (started and stopped around them).
+test-e2e: tools-test build baseline ## Run end-to-end tests and the short benchmark on the local cluster (started and stopped around them).
 	hack/e2e.sh $(E2E_TIMEOUT)
 
 .PHONY: bench
-bench: tools build baseline ## Benchmark floor, baseline and rudder on the local cluster; writes docs/benchmarks.md (RUDDER_BENCH_WEBAPPS=1000, RUDDER_BENCH_COLUMNS).
+bench: tools-test build baseline ## Benchmark floor, baseline and rudder on the local cluster; writes docs/benchmarks.md (RUDDER_BENCH_WEBAPPS=1000, RUDDER_BENCH_COLUMNS).
 	$(call kwok_room,$(RUDDER_BENCH_WEBAPPS) * $(RUDDER_BENCH_REPLICAS)); \
 	RUDDER_BENCH_WEBAPPS=$(RUDDER_BENCH_WEBAPPS) RUDDER_BENCH_REPLICAS=$(RUDDER_BENCH_REPLICAS) \
 	hack/e2e.sh $(BENCH_TIMEOUT) -tags bench -run '^$$' -bench '^BenchmarkColumns$$' -benchtime 1x -v ./test/bench/
 
 .PHONY: bench-memory
-bench-memory: tools build ## One manager's resident memory and live heap as 10,000 WebApps are installed in steps (RUDDER_BENCH_MEMORY_WEBAPPS); writes docs/benchmarks.md.
+bench-memory: tools-test build ## One manager's resident memory and live heap as 10,000 WebApps are installed in steps (RUDDER_BENCH_MEMORY_WEBAPPS); writes docs/benchmarks.md.
 	$(call kwok_room,$(RUDDER_BENCH_MEMORY_WEBAPPS)); \
 	RUDDER_BENCH_MEMORY_WEBAPPS=$(RUDDER_BENCH_MEMORY_WEBAPPS) RUDDER_BENCH_MEMORY_NAMESPACES=$(RUDDER_BENCH_MEMORY_NAMESPACES) \
 	hack/e2e.sh $(BENCH_TIMEOUT) -tags bench -run '^$$' -bench '^BenchmarkMemory$$' -benchtime 1x -v ./test/bench/
 
 .PHONY: bench-shards
-bench-shards: tools build ## One manager against 3 shards at 10,000 WebApps in 60 namespaces, on a cluster whose API server filters shards and on one that does not (RUDDER_BENCH_SHARD_MODES=server: one of them); writes docs/benchmarks.md.
+bench-shards: tools-test build ## One manager against 3 shards at 10,000 WebApps in 60 namespaces, on a cluster whose API server filters shards and on one that does not (RUDDER_BENCH_SHARD_MODES=server: one of them); writes docs/benchmarks.md.
 	@if hack/cluster-up.sh --check >/dev/null 2>&1; then \
 	  echo "bench-shards starts a cluster for each filtering mode: stop the running one first (make cluster-down)"; exit 1; fi
 	$(call kwok_room,$(RUDDER_BENCH_SHARD_WEBAPPS)); \
@@ -151,5 +165,9 @@ bench-shards: tools build ## One manager against 3 shards at 10,000 WebApps in 6
 	done
 
 .PHONY: lint
-lint: ## gofmt, go vet, golangci-lint, helm lint and the chart gate (charts render with every sample; samples pass their CRDs).
+lint: ## gofmt, go vet, golangci-lint, helm lint, the chart gate (charts render with every sample; samples pass their CRDs) and govulncheck (vulnerable code rudder calls).
 	hack/lint.sh
+
+.PHONY: vulncheck
+vulncheck: ## govulncheck ./...: fails when rudder calls code with a known vulnerability (database bin/vulndb, from the golang.org/x/vulndb pinned in hack/tools.sh; make lint's last step).
+	hack/vulncheck.sh

@@ -145,10 +145,10 @@ wait_until() {
 require_binaries() {
   local name
   for name in "${COMPONENTS[@]}" kubectl; do
-    [[ -x $BIN/$name ]] || { echo "cluster-up: $BIN/$name is missing; run 'make tools'" >&2; exit 1; }
+    [[ -x $BIN/$name ]] || { echo "cluster-up: $BIN/$name is missing; run 'hack/tools.sh cluster'" >&2; exit 1; }
   done
   # The stamp names the kwok version, whose module holds the Stage manifests.
-  [[ -f $BIN/.stamps/kwok ]] || { echo "cluster-up: $BIN/.stamps/kwok is missing; run 'make tools'" >&2; exit 1; }
+  [[ -f $BIN/.stamps/kwok ]] || { echo "cluster-up: $BIN/.stamps/kwok is missing; run 'hack/tools.sh cluster'" >&2; exit 1; }
   command -v openssl >/dev/null || { echo "cluster-up: openssl is required" >&2; exit 1; }
   command -v go >/dev/null || { echo "cluster-up: go is required (it locates kwok's stages)" >&2; exit 1; }
 }

@@ -8,7 +8,9 @@
 #                 the spec of each sample of config/samples of its kind; every sample passes its CRD's
 #                 validation and renders into objects the API server accepts (server-side dry run on envtest):
 #                 go test ./internal/kinds -run '^TestCharts_'
-# Tools come from bin/; a missing one is built by hack/tools.sh.
+#   6. govulncheck hack/vulncheck.sh: bin/govulncheck -db file://bin/vulndb ./... fails when rudder's code
+#                 calls a function with a known vulnerability
+# Tools come from bin/; hack/tools.sh builds each one that is missing or at another version.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,7 +20,7 @@ cd "${ROOT}"
 step=0
 header() {
 	step=$((step + 1))
-	printf '\n==> [%d/5] %s\n' "${step}" "$*"
+	printf '\n==> [%d/6] %s\n' "${step}" "$*"
 }
 
 fail() {
@@ -26,14 +28,11 @@ fail() {
 	exit 1
 }
 
-# need TOOL: make sure bin/TOOL exists, building the pinned tools if it does not.
+# need TOOL: make sure bin/TOOL is built at its pinned version (hack/tools.sh
+# skips it when it is).
 need() {
 	local tool="$1"
-	[[ -x "${BIN}/${tool}" ]] && return 0
-	echo "bin/${tool} is missing; building tools with hack/tools.sh"
-	[[ -x "${ROOT}/hack/tools.sh" ]] || fail "bin/${tool} is missing and hack/tools.sh is not there to build it"
-	"${ROOT}/hack/tools.sh" || fail "hack/tools.sh failed while building bin/${tool}"
-	[[ -x "${BIN}/${tool}" ]] || fail "hack/tools.sh ran but did not build bin/${tool}"
+	"${ROOT}/hack/tools.sh" "${tool}" || fail "hack/tools.sh failed while building bin/${tool}"
 }
 
 # 1. gofmt. bin/ and hack/tools/ hold other modules' sources and build outputs;
@@ -97,6 +96,13 @@ need etcd
 need kube-apiserver
 KUBEBUILDER_ASSETS="${BIN}" go test -count=1 -run '^TestCharts_' ./internal/kinds/ ||
 	fail "chart gate: a chart does not render or a sample of config/samples fails (above)"
+echo "ok"
+
+# 6. govulncheck, last: it is the slowest step, and what it finds comes from
+# outside rudder's code (the advisories of the pinned vulndb, the Go in use), so
+# the checks above report first.
+header "govulncheck ./... against bin/vulndb (hack/vulncheck.sh)"
+"${ROOT}/hack/vulncheck.sh" || fail "govulncheck: rudder calls vulnerable code, or could not be checked (above)"
 echo "ok"
 
 printf '\nlint: all checks passed\n'

@@ -4,7 +4,9 @@
 # The cluster is the one KUBECONFIG (or ~/.kube/config) points at; when neither
 # exists, the local cluster of hack/cluster-up.sh is started (or reused) and
 # stays running after rudder exits ('make cluster-down' stops it).
-# The CRDs in config/crd/bases/ are applied first.
+# The CRDs in config/crd/bases/ are applied first. Of the pinned tools it
+# builds only those it runs (hack/tools.sh): kubectl, and the local cluster's
+# when it starts one.
 #
 # Arguments are passed to the manager; RUDDER_ARGS adds more flags, e.g.
 #   RUDDER_ARGS="--zap-log-level=debug" make run
@@ -20,9 +22,11 @@ log() { echo "run: $*"; }
 choose_cluster() {
   if [[ -n ${KUBECONFIG:-} || -f $HOME/.kube/config ]]; then
     log "using the cluster of ${KUBECONFIG:-$HOME/.kube/config}"
+    "$ROOT/hack/tools.sh" kubectl
     return
   fi
   log "KUBECONFIG is not set and $HOME/.kube/config does not exist: using the local cluster"
+  "$ROOT/hack/tools.sh" cluster
   "$ROOT/hack/cluster-up.sh"
   export KUBECONFIG=$BIN/cluster/kubeconfig
   log "KUBECONFIG=$KUBECONFIG (the cluster keeps running after rudder exits; 'make cluster-down' stops it)"

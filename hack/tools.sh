@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Builds every tool rudder's tests and local cluster need into bin/, from the Go
-# module proxy only (no downloads of release tarballs: this machine has no internet).
+# Builds the pinned tools rudder's local cluster, tests and lint need into bin/,
+# from the Go module proxy only (no downloads of release tarballs: this machine
+# has no internet).
+#
+# Usage: hack/tools.sh [GROUP|TOOL]...     (no argument: every tool)
+#   cluster  etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
+#            (make cluster-up; make run when it starts the local cluster)
+#   test     the cluster's tools and helm (make test, make test-e2e, the benchmarks)
+#   lint     golangci-lint, govulncheck and vulndb, and what helm lint and the chart
+#            gate run: helm, etcd, kube-apiserver (make lint)
+#   TOOL     one of the tools above by name; vulndb is bin/vulndb/, the Go
+#            vulnerability database govulncheck reads (-db file://$PWD/bin/vulndb)
 #
 # Each tool has a stamp file bin/.stamps/<tool> holding the version it was built
 # at; a tool is rebuilt only when its binary or stamp is missing or the stamp
-# names another version. The first build of the Kubernetes binaries takes minutes
-# on 2 cores; afterwards the Go build cache makes a rebuild take seconds.
+# names another version. Each build prints a line naming the tool before it
+# starts and its duration after. The first build of the Kubernetes binaries takes
+# minutes on 2 cores; afterwards the Go build cache makes a rebuild take seconds.
 set -euo pipefail
 
 # Pinned versions. The control plane comes from hack/tools/go.mod (k8s.io/kubernetes
@@ -16,13 +27,27 @@ ETCD_VERSION=v3.7.0
 KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.22.0
 GOLANGCI_LINT_VERSION=v2.15.0
+GOVULNCHECK_VERSION=v1.9.0
+# The Go vulnerability database: golang.org/x/vulndb holds the advisories as OSV
+# files (data/osv/) and the command that indexes them (cmd/indexdb). Bump it to
+# a newer pseudo-version the module proxy serves to learn of newer advisories.
+VULNDB_VERSION=v0.0.0-20261105234957-e22db6528018
+
+CLUSTER_TOOLS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
+TEST_TOOLS=("${CLUSTER_TOOLS[@]}" helm)
+LINT_TOOLS=(golangci-lint govulncheck vulndb helm etcd kube-apiserver)
+ALL_TOOLS=("${TEST_TOOLS[@]}" golangci-lint govulncheck vulndb)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BIN=$ROOT/bin
+# BIN may be overridden to build somewhere else than the worktree's bin/.
+BIN=${RUDDER_TOOLS_BIN:-$ROOT/bin}
 STAMPS=$BIN/.stamps
 TOOLS_MODULE=$ROOT/hack/tools
 
-# up_to_date TOOL VERSION: the binary exists and was stamped with VERSION.
+log() { echo "tools: $*"; }
+
+# up_to_date TOOL VERSION: bin/TOOL (a binary, or vulndb's directory) exists
+# and was stamped with VERSION.
 up_to_date() {
   local tool=$1 version=$2
   [[ -x $BIN/$tool && -f $STAMPS/$tool && $(<"$STAMPS/$tool") == "$version" ]]
@@ -31,6 +56,16 @@ up_to_date() {
 # stamp TOOL VERSION: record that bin/TOOL is now at VERSION.
 stamp() {
   printf '%s\n' "$2" >"$STAMPS/$1"
+}
+
+# building TOOL VERSION WHAT: announce a build; built TOOL VERSION: its end.
+building() {
+  log "building $1 $2 ($3)"
+  build_started=$SECONDS
+}
+built() {
+  stamp "$1" "$2"
+  log "built $1 $2 in $((SECONDS - build_started))s"
 }
 
 # require_in_tools_module MODULE VERSION: fail when hack/tools/go.mod pins
@@ -66,42 +101,101 @@ build_from_tools_module() {
   local tool=$1 version=$2 package=$3
   shift 3
   if up_to_date "$tool" "$version"; then
-    echo "$tool $version: up to date"
+    log "$tool $version: up to date"
     return
   fi
-  echo "$tool $version: building $package"
+  building "$tool" "$version" "$package"
   (cd "$TOOLS_MODULE" && go build "$@" -o "$BIN/$tool" "$package")
-  stamp "$tool" "$version"
+  built "$tool" "$version"
 }
 
-# install_at_version TOOL VERSION PACKAGE: go install PACKAGE@VERSION into bin/.
-# These tools have their own go.mod, so they build without the tools module.
+# install_at_version TOOL VERSION PACKAGE [STAMP]: go install PACKAGE@VERSION
+# into bin/. These tools have their own go.mod, so they build without the tools
+# module. STAMP (default VERSION) is what the stamp must say for bin/TOOL to be
+# up to date.
 install_at_version() {
-  local tool=$1 version=$2 package=$3
-  if up_to_date "$tool" "$version"; then
-    echo "$tool $version: up to date"
+  local tool=$1 version=$2 package=$3 stamp=${4:-$2}
+  if up_to_date "$tool" "$stamp"; then
+    log "$tool $stamp: up to date"
     return
   fi
-  echo "$tool $version: building $package@$version"
+  building "$tool" "$stamp" "$package@$version"
   GOBIN=$BIN go install "$package@$version"
-  stamp "$tool" "$version"
+  built "$tool" "$stamp"
+}
+
+# build_vulndb: bin/vulndb/, the database govulncheck reads with -db file://,
+# laid out as vuln.go.dev serves it (index/db.json, index/modules.json,
+# index/vulns.json, ID/<id>.json, each with a .gz twin) by the vulndb module's
+# own cmd/indexdb from the module's OSV files. indexdb is built in a scratch
+# directory and not kept; the database replaces the old one only when complete.
+build_vulndb() {
+  local version=$VULNDB_VERSION scratch=$BIN/.vulndb-build module_dir
+  if up_to_date vulndb "$version"; then
+    log "vulndb $version: up to date"
+    return
+  fi
+  building vulndb "$version" "golang.org/x/vulndb/cmd/indexdb@$version over the module's data/osv"
+  rm -rf "$scratch"
+  module_dir=$(go mod download -json "golang.org/x/vulndb@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d $module_dir/data/osv ]] || { echo "golang.org/x/vulndb@$version has no data/osv (in '$module_dir')" >&2; exit 1; }
+  GOBIN=$scratch/bin go install "golang.org/x/vulndb/cmd/indexdb@$version"
+  "$scratch/bin/indexdb" -vulns "$module_dir/data/osv" -out "$scratch/db"
+  rm -rf "$BIN/vulndb"
+  mv "$scratch/db" "$BIN/vulndb"
+  rm -rf "$scratch"
+  built vulndb "$version"
+}
+
+# build TOOL: build one tool if it is not up to date.
+build() {
+  local k8s_flags
+  case $1 in
+    etcd)
+      build_from_tools_module etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 -ldflags "-s -w" ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl)
+      k8s_flags=$(kubernetes_ldflags)
+      build_from_tools_module "$1" "$KUBERNETES_VERSION" "k8s.io/kubernetes/cmd/$1" -ldflags "$k8s_flags" ;;
+    kwok)
+      install_at_version kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok ;;
+    helm)
+      install_at_version helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
+    golangci-lint)
+      install_at_version golangci-lint "$GOLANGCI_LINT_VERSION" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
+    govulncheck)
+      # govulncheck type-checks the standard library of the go command it runs
+      # with: rebuild it when that Go changes.
+      install_at_version govulncheck "$GOVULNCHECK_VERSION" golang.org/x/vuln/cmd/govulncheck \
+        "$GOVULNCHECK_VERSION $(go env GOVERSION)" ;;
+    vulndb)
+      build_vulndb ;;
+    *)
+      echo "hack/tools.sh: unknown tool or group '$1' (groups: cluster, test, lint; tools: ${ALL_TOOLS[*]})" >&2
+      exit 2 ;;
+  esac
 }
 
 main() {
+  local arg tool tools=() seen=" "
+  (($# > 0)) || set -- all
+  for arg in "$@"; do
+    case $arg in
+      all) tools+=("${ALL_TOOLS[@]}") ;;
+      cluster) tools+=("${CLUSTER_TOOLS[@]}") ;;
+      test) tools+=("${TEST_TOOLS[@]}") ;;
+      lint) tools+=("${LINT_TOOLS[@]}") ;;
+      *) tools+=("$arg") ;;
+    esac
+  done
+
   mkdir -p "$BIN" "$STAMPS"
   require_in_tools_module k8s.io/kubernetes "$KUBERNETES_VERSION"
   require_in_tools_module go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
-
-  local k8s_flags=(-ldflags "$(kubernetes_ldflags)")
-  build_from_tools_module etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 -ldflags "-s -w"
-  build_from_tools_module kube-apiserver "$KUBERNETES_VERSION" k8s.io/kubernetes/cmd/kube-apiserver "${k8s_flags[@]}"
-  build_from_tools_module kube-controller-manager "$KUBERNETES_VERSION" k8s.io/kubernetes/cmd/kube-controller-manager "${k8s_flags[@]}"
-  build_from_tools_module kube-scheduler "$KUBERNETES_VERSION" k8s.io/kubernetes/cmd/kube-scheduler "${k8s_flags[@]}"
-  build_from_tools_module kubectl "$KUBERNETES_VERSION" k8s.io/kubernetes/cmd/kubectl "${k8s_flags[@]}"
-
-  install_at_version kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
-  install_at_version helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
-  install_at_version golangci-lint "$GOLANGCI_LINT_VERSION" github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+  for tool in "${tools[@]}"; do
+    [[ $seen == *" $tool "* ]] && continue
+    seen+="$tool "
+    build "$tool"
+  done
 }
 
 main "$@"
