@@ -32,6 +32,7 @@ func main() {
 	flag.IntVar(&opts.Shard.Count, "shards", envInt("RUDDER_SHARDS", 1), "number of shards the namespaces are split into, one manager (and its standbys) each; also $RUDDER_SHARDS")
 	flag.IntVar(&opts.Shard.Index, "shard", envInt("RUDDER_SHARD", 0), "the shard this manager serves, 0 to --shards minus 1; also $RUDDER_SHARD")
 	flag.StringVar(&opts.WatchLabelSelector, "watch-label-selector", "", "serve only the custom resources this label selector selects, e.g. team=payments (Flux's flag)")
+	flag.BoolVar(&opts.AllowCrossNamespaceRefs, "allow-cross-namespace-refs", false, "let rudder.dev/depends-on name resources of other namespaces (default: refused, CrossNamespaceRef)")
 	devel := flag.Bool("zap-devel", false, "development logs: console format, and debug level unless --log-level says otherwise (operator-sdk's flag)")
 	flag.Parse()
 	opts.KubeAPIQPS = float32(*qps)
