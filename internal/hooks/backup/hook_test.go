@@ -423,6 +423,25 @@ func TestHook_ReportsOnlyItsJobs(t *testing.T) {
 		t.Errorf("status %v, condition %+v; another's Job was taken for a backup", res.Status, res.Condition)
 	}
 
+	// A Job of the Database's CronJob is one of its backups.
+	var cj batchv1.CronJob
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: db.GetNamespace(), Name: "orders-backup"}, &cj); err != nil {
+		t.Fatal(err)
+	}
+	scheduled := unrelatedJob(db.GetNamespace(), "orders-backup-29000000")
+	scheduled.Labels = map[string]string{LabelBackupOf: "orders"}
+	scheduled.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(&cj, batchv1.SchemeGroupVersion.WithKind("CronJob"))}
+	if err := k8s.Create(ctx, scheduled); err != nil {
+		t.Fatal(err)
+	}
+	finish(t, k8s, scheduled, true, time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC))
+	if res, err = h.Reconcile(ctx, db, vals); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status["lastBackup"] != "2026-11-28T02:00:00Z" || res.Condition.Reason != "BackupSucceeded" {
+		t.Errorf("status %v, condition %+v; want the CronJob's Job reported, not the other one", res.Status, res.Condition)
+	}
+
 	db.SetAnnotations(map[string]string{AnnotationBackupNow: "first"})
 	if _, err := h.Reconcile(ctx, db, vals); err != nil {
 		t.Fatal(err)
