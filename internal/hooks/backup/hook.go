@@ -234,8 +234,14 @@ func (h *Hook) backupNow(ctx context.Context, obj *unstructured.Unstructured, s 
 	}
 	err := h.Client.Create(ctx, job)
 	if apierrors.IsAlreadyExists(err) {
-		// Not in the list: not a backup Job of obj's.
-		return ptr.To(notOwned(obj, "Job", job.Name, false).Condition), nil
+		var have batchv1.Job
+		if err := h.Reader.Get(ctx, client.ObjectKeyFromObject(job), &have); err != nil {
+			return nil, fmt.Errorf("reading backup Job %s: %w", job.Name, err)
+		}
+		if !hook.Controls(obj, &have) {
+			return ptr.To(notOwned(obj, "Job", job.Name, false).Condition), nil
+		}
+		return nil, nil // obj's, made since the list
 	}
 	if err != nil {
 		return nil, fmt.Errorf("backup Job %s: %w", job.Name, err)
