@@ -125,7 +125,9 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 		claim = corev1.PersistentVolumeClaim{}
 	case err != nil:
 		return hook.Result{}, fmt.Errorf("reading claim %s: %w", s.dataClaim(), err)
-	case claim.Annotations[AnnotationRestoredFrom] != "":
+	case claim.Annotations[AnnotationRestoredFrom] != "" && (hook.IsGeneratedFor(obj, &claim) || hook.MadeByRelease(obj, &claim)):
+		// Restored for this Database, or for one of its name before (kept):
+		// another's claim's record is not taken at its word.
 		return restored(claim), nil
 	case claim.CreationTimestamp.Before(ptr.To(obj.GetCreationTimestamp())):
 		return pending(req, "DataExists", fmt.Sprintf("Not restored: claim %s holds data from before this Database was created, "+
@@ -199,6 +201,7 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 	}
 	claim.Annotations[AnnotationRestoredFrom] = req.from + "/" + dump
 	claim.Annotations[AnnotationRestoredAt] = at.UTC().Format(time.RFC3339)
+	claim.Annotations[hook.AnnotationGeneratedFor] = hook.GeneratedFor(obj) // made by its StatefulSet, after it
 	if err := h.Client.Patch(ctx, &claim, patch); err != nil {
 		return hook.Result{}, fmt.Errorf("recording the restore on claim %s: %w", claim.Name, err)
 	}

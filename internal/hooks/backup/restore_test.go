@@ -154,6 +154,9 @@ func TestRestore_Lifecycle(t *testing.T) {
 	if got := data.Annotations[AnnotationRestoredFrom]; got != "shop/shop-20261129T020000Z.dump" {
 		t.Errorf("claim annotation %s = %q, want the source and dump", AnnotationRestoredFrom, got)
 	}
+	if got := data.Annotations[hook.AnnotationGeneratedFor]; got != "Database/orders" {
+		t.Errorf("claim annotation %s = %q, want Database/orders", hook.AnnotationGeneratedFor, got)
+	}
 
 	// Deleted and created again (Retain): the claim says it was restored.
 	if err := k8s.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
@@ -245,6 +248,24 @@ func TestRestore_OnlyItsOwn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRestore_ForgedRecord: a claim from before the Database that says it was
+// restored, but was not made for this Database, is not taken at its word.
+func TestRestore_ForgedRecord(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	h := &Restore{Client: k8s, Reader: k8s}
+	db := newDatabase(t, k8s, restoreSpec("latest"))
+	forged := claim(db.GetNamespace(), "data-orders-0", map[string]string{AnnotationRestoredFrom: "shop/shop-20261129T020000Z.dump"})
+	for _, c := range []*corev1.PersistentVolumeClaim{sourceClaim(db.GetNamespace()), forged} {
+		if err := k8s.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.SetCreationTimestamp(metav1.NewTime(time.Now().Add(time.Hour)))
+	res, _ := reconcileRestore(t, h, db)
+	wantCondition(t, res, metav1.ConditionFalse, "DataExists", "delete this Database and the claim")
 }
 
 // TestRestore_ClaimLostAfterTheJob: the claim a finished restore loaded was
