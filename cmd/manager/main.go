@@ -36,6 +36,7 @@ func main() {
 	flag.StringVar(&opts.WatchLabelSelector, "watch-label-selector", "", "serve only the custom resources this label selector selects, e.g. team=payments (Flux's flag)")
 	flag.StringVar(&opts.DefaultServiceAccount, "default-service-account", "", "act for each custom resource as this ServiceAccount of its namespace (impersonation), unless its annotation rudder.dev/service-account names another; empty: rudder's own rights (docs/security.md)")
 	flag.StringVar(&opts.RevisionKeySecret, "revision-key-secret", "", "Secret (NAMESPACE/NAME, or NAME in rudder's namespace) holding the key rudder signs its release revisions with; created when missing (default rudder-revision-key)")
+	flag.BoolVar(&opts.AllowCrossNamespaceRefs, "allow-cross-namespace-refs", false, "let rudder.dev/depends-on name resources of other namespaces (default: refused, CrossNamespaceRef)")
 	devel := flag.Bool("zap-devel", false, "development logs: console format, and debug level unless --log-level says otherwise (operator-sdk's flag)")
 	flag.Parse()
 	opts.KubeAPIQPS = float32(*qps)

@@ -36,8 +36,17 @@ func (r Ref) Key() string {
 	return r.GVK.GroupKind().String() + "/" + r.Namespace + "/" + r.Name
 }
 
-// Kinds are the kinds a dependency may be of: those rudder serves.
-type Kinds []schema.GroupVersionKind
+// Kinds are what a dependency may be: of a kind rudder serves, and in the
+// resource's own namespace unless CrossNamespace allows others.
+type Kinds struct {
+	// GVKs are the kinds rudder serves. None: the annotation is not read.
+	GVKs []schema.GroupVersionKind
+	// CrossNamespace lets an entry name a resource of another namespace, as
+	// the manager's --allow-cross-namespace-refs asks. Default false: such an
+	// entry is refused (ReasonCrossNamespace) before anything is read, so
+	// that a resource learns nothing of a namespace its author may not read.
+	CrossNamespace bool
+}
 
 // Reason says why a resource may not be released yet.
 type Reason string
@@ -47,6 +56,9 @@ const (
 	ReasonNotReady Reason = "DependencyNotReady" // a dependency is missing or not Ready
 	ReasonCycle    Reason = "DependencyCycle"    // the dependencies lead back to the resource
 	ReasonInvalid  Reason = "DependsOnInvalid"   // the annotation cannot be read
+	// ReasonCrossNamespace: an entry names another namespace, and
+	// Kinds.CrossNamespace does not allow it.
+	ReasonCrossNamespace Reason = "CrossNamespaceRef"
 )
 
 // Error says why a resource's dependencies hold its release back.
@@ -58,7 +70,8 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 
 // Parse reads obj's annotation into refs; nil when it has none. A malformed
-// entry or an unknown kind is an *Error of ReasonInvalid naming it.
+// entry or an unknown kind is an *Error of ReasonInvalid naming it; an entry
+// of another namespace, unless k.CrossNamespace, one of ReasonCrossNamespace.
 func (k Kinds) Parse(obj client.Object) ([]Ref, error) {
 	value, ok := obj.GetAnnotations()[Annotation]
 	if !ok {
@@ -73,6 +86,10 @@ func (k Kinds) Parse(obj client.Object) ([]Ref, error) {
 		ref, err := k.parseEntry(entry, obj.GetNamespace())
 		if err != nil {
 			return nil, &Error{Reason: ReasonInvalid, Message: fmt.Sprintf("annotation %s: %q %v", Annotation, entry, err)}
+		}
+		if ref.Namespace != obj.GetNamespace() && !k.CrossNamespace {
+			return nil, &Error{Reason: ReasonCrossNamespace, Message: fmt.Sprintf("annotation %s: %q names another namespace; "+
+				"references stay in the resource's namespace unless the manager runs with --allow-cross-namespace-refs", Annotation, entry)}
 		}
 		if !slices.Contains(refs, ref) {
 			refs = append(refs, ref)
@@ -104,7 +121,7 @@ func (k Kinds) parseEntry(entry, namespace string) (Ref, error) {
 // kind resolves a kind as written: its name in any case, or kind.group.
 func (k Kinds) kind(s string) (schema.GroupVersionKind, error) {
 	var found []schema.GroupVersionKind
-	for _, gvk := range k {
+	for _, gvk := range k.GVKs {
 		if strings.EqualFold(s, gvk.Kind) || strings.EqualFold(s, gvk.Kind+"."+gvk.Group) {
 			found = append(found, gvk)
 		}
@@ -113,8 +130,8 @@ func (k Kinds) kind(s string) (schema.GroupVersionKind, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		names := make([]string, len(k))
-		for i, gvk := range k {
+		names := make([]string, len(k.GVKs))
+		for i, gvk := range k.GVKs {
 			names[i] = strings.ToLower(gvk.Kind)
 		}
 		return schema.GroupVersionKind{}, fmt.Errorf("names kind %q, which rudder does not serve; use one of %s", s, strings.Join(names, ", "))

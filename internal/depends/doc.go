@@ -7,5 +7,6 @@
 //	rudder.dev/depends-on: database/orders, network/backend
 //
 // A dependency is ready when its Ready condition is True for its current
-// generation. A dependency cycle is refused.
+// generation. A dependency cycle is refused, and so is a namespace other than
+// the resource's unless the manager runs with --allow-cross-namespace-refs.
 package depends

@@ -3,5 +3,7 @@
 // Secret, a backup schedule), each owning exactly one condition type. It holds
 // the interface, the registry and the readers of release values the hooks
 // share (String, Bool, Int, Quantity: a wrong value is a FieldError naming the
-// spec field), not the hooks themselves.
+// spec field), and the records by which a hook knows its own objects
+// (OwnerReference, AnnotationGeneratedFor: a hook acts on nothing else), not
+// the hooks themselves.
 package hook

@@ -226,9 +226,9 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		return nil, err
 	}
 	holders := &liveness.Checker{Leases: cs.CoordinationV1(), Namespace: leaseNamespace(opts)}
-	kinds := make(depends.Kinds, len(ws))
+	kinds := depends.Kinds{GVKs: make([]schema.GroupVersionKind, len(ws)), CrossNamespace: opts.AllowCrossNamespaceRefs}
 	for i, w := range ws {
-		kinds[i] = w.GVK
+		kinds.GVKs[i] = w.GVK
 	}
 	for _, w := range ws {
 		hooks, err := registry.Resolve(w.Hooks)

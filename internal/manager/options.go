@@ -62,6 +62,13 @@ type Options struct {
 	// (Flux's --watch-label-selector), filtered by the API server. Default:
 	// every resource.
 	WatchLabelSelector string
+	// AllowCrossNamespaceRefs lets a resource's references name another
+	// namespace: the entries of its rudder.dev/depends-on annotation (Flux's
+	// --no-cross-namespace-refs, reversed). Default false: such a reference
+	// is refused (Released False, CrossNamespaceRef) and nothing of the other
+	// namespace is read. A Database's spec.restore.from stays in its own
+	// namespace whatever this says: a restore Job mounts the source's claim.
+	AllowCrossNamespaceRefs bool
 	// LogLevel is debug, info, error or a number of verbosity; default info.
 	LogLevel string
 	// LogFormat is json or console; default json.

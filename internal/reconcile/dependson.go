@@ -31,7 +31,7 @@ const dependencyPoll = time.Minute
 // one's readiness changes, so that a resource waiting on a Database starts as
 // soon as the Database is Ready.
 func (r *Reconciler) watchDependencies(mgr ctrl.Manager, b *builder.Builder) error {
-	if len(r.Kinds) == 0 {
+	if len(r.Kinds.GVKs) == 0 {
 		return nil
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), r.newObject(), dependsIndex, func(obj client.Object) []string {
@@ -39,7 +39,7 @@ func (r *Reconciler) watchDependencies(mgr ctrl.Manager, b *builder.Builder) err
 	}); err != nil {
 		return err
 	}
-	for _, gvk := range r.Kinds {
+	for _, gvk := range r.Kinds.GVKs {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(gvk)
 		b.Watches(obj, handler.EnqueueRequestsFromMapFunc(r.dependentsOf(gvk)), builder.WithPredicates(readinessChanged()))

@@ -255,7 +255,7 @@ func TestReconciler_KindsWithSameNameNeverShareARelease(t *testing.T) {
 func TestReconciler_Uninstall(t *testing.T) {
 	ns := namespace(t)
 	spec := webappSpec(1, "nginx:1.25")
-	spec["storage"] = map[string]any{"enabled": true, "size": "1Gi"}
+	spec["storage"] = map[string]any{"enabled": true, "size": "1Gi", "keepOnDelete": false} // kept by default
 	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, "gone", spec)); err != nil {
 		t.Fatal(err)
 	}

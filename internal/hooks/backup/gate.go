@@ -57,13 +57,19 @@ func (h *Hook) BeforeUpgrade(ctx context.Context, obj *unstructured.Unstructured
 		job = &batchv1.Job{
 			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace, Labels: s.labels(),
 				Annotations:     map[string]string{annotationBeforeUpgrade: change},
-				OwnerReferences: []metav1.OwnerReference{ownerOf(obj)}},
+				OwnerReferences: []metav1.OwnerReference{hook.OwnerReference(obj)}},
 			Spec: s.jobSpec(),
 		}
 		err = client.IgnoreAlreadyExists(h.Client.Create(ctx, job))
 	}
 	if err != nil {
 		return hook.GateResult{}, fmt.Errorf("backup Job %s before the upgrade from version %s: %w", key.Name, change, err)
+	}
+	if !hook.Controls(obj, job) {
+		c := hook.NotOwned(obj, "Job", key.Name, "cannot back up before the upgrade from version "+change, false)
+		return hook.GateResult{Reason: c.Reason, Message: c.Message + "; the upgrade waits (annotate " +
+			AnnotationUpgradeWithoutBackup + "=" + s.version + " to upgrade without a backup)", Failed: true,
+			RequeueAfter: refresh}, nil
 	}
 	at, ok, finished := outcome(job)
 	switch {

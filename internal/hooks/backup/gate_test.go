@@ -2,6 +2,8 @@ package backup
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +98,30 @@ func TestGate_BacksUpBeforeAVersionChange(t *testing.T) {
 	finish(t, k8s, &next, true, time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
 	if res := gate("16.4", toNext); !res.Open {
 		t.Errorf("backup before 16.4 → 16.5 completed: gate %+v, want open", res)
+	}
+}
+
+// TestGate_LeavesOthersJobAlone: a Job under the name of the backup before an
+// upgrade that is not the Database's holds the upgrade, named, and is not
+// taken for that backup however it ended.
+func TestGate_LeavesOthersJobAlone(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	h := &Hook{Client: k8s, Reader: k8s}
+	db := newDatabase(t, k8s, dbSpec(true, "0 2 * * *"))
+	toMinor := dbSpec(true, "0 2 * * *")
+	toMinor["version"] = "16.4"
+	sum := sha256.Sum256([]byte(string(db.GetUID()) + "/16 → 16.4"))
+	other := unrelatedJob(db.GetNamespace(), "orders-pre-"+hex.EncodeToString(sum[:])[:8])
+	if err := k8s.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	finish(t, k8s, other, true, time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC))
+	res, err := h.BeforeUpgrade(ctx, db, statefulSet("16"), toMinor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Open || res.Reason != hook.ReasonObjectNotOwned || !strings.Contains(res.Message, "Job "+other.Name) {
+		t.Errorf("gate %+v, want closed, ObjectNotOwned naming Job %s", res, other.Name)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -116,58 +117,91 @@ func specOf(obj *unstructured.Unstructured, values map[string]any) (s spec, enab
 // Reconcile implements hook.Hook. With backups enabled it makes sure the
 // volume and the CronJob exist as the spec says and runs a requested backup;
 // disabled, it deletes the CronJob and keeps the volume with its dumps. Either
-// way it reports the Jobs' outcomes.
+// way it reports the Jobs' outcomes. It acts only on its own objects: the
+// CronJob and Jobs it made (controller reference) and the volume it made
+// (hook.AnnotationGeneratedFor). Another object under one of their names is
+// left alone, and the condition says so (hook.ReasonObjectNotOwned).
 func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, values map[string]any) (hook.Result, error) {
 	s, enabled, err := specOf(obj, values)
 	if err != nil {
 		return hook.Result{}, err
 	}
-	cronJob := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: s.objectName(), Namespace: s.namespace}}
+	var cj batchv1.CronJob
+	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.objectName()}, &cj)
+	switch {
+	case apierrors.IsNotFound(err):
+		cj = batchv1.CronJob{}
+	case err != nil:
+		return hook.Result{}, fmt.Errorf("reading CronJob %s: %w", s.objectName(), err)
+	}
+	ours := cj.Name != "" && hook.Controls(obj, &cj)
 	if !enabled {
-		if err := client.IgnoreNotFound(h.Client.Delete(ctx, cronJob)); err != nil {
-			return hook.Result{}, fmt.Errorf("deleting CronJob %s: %w", cronJob.Name, err)
+		// Another's CronJob under the name is no concern of disabled backups.
+		if ours {
+			err := h.Client.Delete(ctx, &cj, client.Preconditions{UID: &cj.UID})
+			if client.IgnoreNotFound(err) != nil {
+				return hook.Result{}, fmt.Errorf("deleting CronJob %s: %w", cj.Name, err)
+			}
 		}
-		return h.report(ctx, s, false)
+		return h.report(ctx, obj, s, false, cj.UID)
 	}
-	if err := h.ensureVolume(ctx, s); err != nil {
-		return hook.Result{}, err
+	if cj.Name != "" && !ours {
+		return notOwned(obj, "CronJob", cj.Name, false), nil
 	}
-	if err := h.ensureCronJob(ctx, obj, s); err != nil {
+	if c, err := h.ensureVolume(ctx, obj, s); err != nil || c != nil {
+		return hook.Result{Condition: ptr.Deref(c, metav1.Condition{}), RequeueAfter: refresh}, err
+	}
+	if err := h.ensureCronJob(ctx, obj, s, &cj); err != nil {
 		return hook.Result{}, err
 	}
 	if req := obj.GetAnnotations()[AnnotationBackupNow]; req != "" {
-		if err := h.backupNow(ctx, obj, s, req); err != nil {
-			return hook.Result{}, err
+		if c, err := h.backupNow(ctx, obj, s, req); err != nil || c != nil {
+			return hook.Result{Condition: ptr.Deref(c, metav1.Condition{}), RequeueAfter: refresh}, err
 		}
 	}
-	return h.report(ctx, s, true)
+	return h.report(ctx, obj, s, true, cj.UID)
 }
 
-func (h *Hook) ensureVolume(ctx context.Context, s spec) error {
+// notOwned is the result of a hook that leaves kind name alone: it runs no
+// backup, and looks again, for the object may be gone by then.
+func notOwned(obj *unstructured.Unstructured, kind, name string, kept bool) hook.Result {
+	return hook.Result{Condition: hook.NotOwned(obj, kind, name, "runs no backup", kept), RequeueAfter: refresh}
+}
+
+// ensureVolume makes the backup volume when there is none; a claim of its
+// name that is not obj's gives the condition that says so.
+func (h *Hook) ensureVolume(ctx context.Context, obj *unstructured.Unstructured, s spec) (*metav1.Condition, error) {
 	want := s.volumeClaim()
-	err := h.Reader.Get(ctx, client.ObjectKeyFromObject(want), &corev1.PersistentVolumeClaim{})
-	if apierrors.IsNotFound(err) {
-		err = client.IgnoreAlreadyExists(h.Client.Create(ctx, want))
+	var have corev1.PersistentVolumeClaim
+	err := h.Reader.Get(ctx, client.ObjectKeyFromObject(want), &have)
+	switch {
+	case apierrors.IsNotFound(err):
+		want.Annotations = map[string]string{hook.AnnotationGeneratedFor: hook.GeneratedFor(obj)}
+		// Made by someone else since the read: the next reconcile looks at it.
+		err = h.Client.Create(ctx, want)
+	case err == nil && !hook.IsGeneratedFor(obj, &have):
+		return ptr.To(notOwned(obj, "PersistentVolumeClaim", have.Name, true).Condition), nil
 	}
 	if err != nil {
-		return fmt.Errorf("backup volume %s: %w", want.Name, err)
+		return nil, fmt.Errorf("backup volume %s: %w", want.Name, err)
 	}
-	return nil
+	return nil, nil
 }
 
-func (h *Hook) ensureCronJob(ctx context.Context, obj *unstructured.Unstructured, s spec) error {
-	var cj batchv1.CronJob
-	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: s.objectName()}, &cj)
-	if apierrors.IsNotFound(err) {
-		cj = batchv1.CronJob{
+// ensureCronJob makes the CronJob, or brings cj, obj's, to the spec.
+func (h *Hook) ensureCronJob(ctx context.Context, obj *unstructured.Unstructured, s spec, cj *batchv1.CronJob) error {
+	var err error
+	switch {
+	case cj.Name == "":
+		*cj = batchv1.CronJob{
 			ObjectMeta: metav1.ObjectMeta{Name: s.objectName(), Namespace: s.namespace, Labels: s.labels(),
-				OwnerReferences: []metav1.OwnerReference{ownerOf(obj)}},
+				OwnerReferences: []metav1.OwnerReference{hook.OwnerReference(obj)}},
 			Spec: s.cronJobSpec(),
 		}
-		err = h.Client.Create(ctx, &cj)
-	} else if err == nil && !equality.Semantic.DeepDerivative(s.cronJobSpec(), cj.Spec) {
+		err = h.Client.Create(ctx, cj)
+	case !equality.Semantic.DeepDerivative(s.cronJobSpec(), cj.Spec):
 		cj.Spec = s.cronJobSpec()
-		err = h.Client.Update(ctx, &cj)
+		err = h.Client.Update(ctx, cj)
 	}
 	if err != nil {
 		return fmt.Errorf("CronJob %s: %w", s.objectName(), err)
@@ -176,16 +210,17 @@ func (h *Hook) ensureCronJob(ctx context.Context, obj *unstructured.Unstructured
 }
 
 // backupNow runs the backup requested by annotation value req, once: a Job
-// that carries req already ran it. The Job's name, "<name>-now-<hash of
-// req>", fits a Job's 63 characters for the longest Database name (44).
-func (h *Hook) backupNow(ctx context.Context, obj *unstructured.Unstructured, s spec, req string) error {
+// of obj's that carries req already ran it. The Job's name, "<name>-now-<hash
+// of req>", fits a Job's 63 characters for the longest Database name (44). A
+// Job of that name that is not obj's gives the condition that says so.
+func (h *Hook) backupNow(ctx context.Context, obj *unstructured.Unstructured, s spec, req string) (*metav1.Condition, error) {
 	var jobs batchv1.JobList
 	if err := h.Reader.List(ctx, &jobs, client.InNamespace(s.namespace), client.MatchingLabels{LabelBackupOf: s.name}); err != nil {
-		return fmt.Errorf("listing backup Jobs: %w", err)
+		return nil, fmt.Errorf("listing backup Jobs: %w", err)
 	}
-	for _, j := range jobs.Items {
-		if j.Annotations[AnnotationBackupNow] == req {
-			return nil
+	for i := range jobs.Items {
+		if j := &jobs.Items[i]; j.Annotations[AnnotationBackupNow] == req && hook.Controls(obj, j) {
+			return nil, nil
 		}
 	}
 	sum := sha256.Sum256([]byte(req))
@@ -193,22 +228,43 @@ func (h *Hook) backupNow(ctx context.Context, obj *unstructured.Unstructured, s 
 		ObjectMeta: metav1.ObjectMeta{
 			Name: s.name + "-now-" + hex.EncodeToString(sum[:])[:8], Namespace: s.namespace, Labels: s.labels(),
 			Annotations:     map[string]string{AnnotationBackupNow: req},
-			OwnerReferences: []metav1.OwnerReference{ownerOf(obj)},
+			OwnerReferences: []metav1.OwnerReference{hook.OwnerReference(obj)},
 		},
 		Spec: s.jobSpec(),
 	}
-	if err := client.IgnoreAlreadyExists(h.Client.Create(ctx, job)); err != nil {
-		return fmt.Errorf("backup Job %s: %w", job.Name, err)
+	err := h.Client.Create(ctx, job)
+	if apierrors.IsAlreadyExists(err) {
+		var have batchv1.Job
+		if err := h.Reader.Get(ctx, client.ObjectKeyFromObject(job), &have); err != nil {
+			return nil, fmt.Errorf("reading backup Job %s: %w", job.Name, err)
+		}
+		if !hook.Controls(obj, &have) {
+			return ptr.To(notOwned(obj, "Job", job.Name, false).Condition), nil
+		}
+		return nil, nil // obj's, made since the list
 	}
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("backup Job %s: %w", job.Name, err)
+	}
+	return nil, nil
 }
 
-// report reads the backup Jobs and says how the newest finished one went.
-func (h *Hook) report(ctx context.Context, s spec, enabled bool) (hook.Result, error) {
+// ours reports whether j is one of obj's backup Jobs: made by the hook for
+// obj, or by obj's CronJob (cronJob, its UID; "" when there is none).
+func ours(obj *unstructured.Unstructured, cronJob types.UID, j *batchv1.Job) bool {
+	ref := metav1.GetControllerOfNoCopy(j)
+	return hook.Controls(obj, j) || (ref != nil && cronJob != "" && ref.UID == cronJob)
+}
+
+// report reads obj's backup Jobs (cronJob is its CronJob's UID, "" when
+// there is none) and says how the newest finished one went. Jobs of others
+// that carry the label are not obj's backups.
+func (h *Hook) report(ctx context.Context, obj *unstructured.Unstructured, s spec, enabled bool, cronJob types.UID) (hook.Result, error) {
 	var jobs batchv1.JobList
 	if err := h.Reader.List(ctx, &jobs, client.InNamespace(s.namespace), client.MatchingLabels{LabelBackupOf: s.name}); err != nil {
 		return hook.Result{}, fmt.Errorf("listing backup Jobs: %w", err)
 	}
+	jobs.Items = slices.DeleteFunc(jobs.Items, func(j batchv1.Job) bool { return !ours(obj, cronJob, &j) })
 	schedule := ""
 	if enabled {
 		schedule = s.schedule
@@ -290,25 +346,34 @@ func failure(j *batchv1.Job) string {
 
 // Finalize implements hook.Hook: under deletionPolicy Delete it deletes the
 // Database's volumes — data and backups — once its release is gone;
-// otherwise they stay, for a Database of the same name to find again.
+// otherwise they stay, for a Database of the same name to find again. It
+// deletes only claims that are obj's: the backup volume it made, and the data
+// claims marked for obj or made by its StatefulSet (hook.MadeByRelease).
 func (h *Hook) Finalize(ctx context.Context, obj *unstructured.Unstructured) error {
 	h.tally.forget(types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()})
 	if policy, _, _ := unstructured.NestedString(obj.Object, "spec", "deletionPolicy"); policy != "Delete" {
 		return nil
 	}
-	for _, sel := range []client.MatchingLabels{
-		{LabelBackupOf: obj.GetName()},
-		{"app.kubernetes.io/instance": obj.GetName(), "app.kubernetes.io/name": "database"},
+	for _, v := range []struct {
+		sel     client.MatchingLabels
+		release bool // made by the release's StatefulSet, not by the hook
+	}{
+		{client.MatchingLabels{LabelBackupOf: obj.GetName()}, false},
+		{client.MatchingLabels{"app.kubernetes.io/instance": obj.GetName(), "app.kubernetes.io/name": "database"}, true},
 	} {
-		err := h.Client.DeleteAllOf(ctx, &corev1.PersistentVolumeClaim{}, client.InNamespace(obj.GetNamespace()), sel)
-		if err != nil {
-			return fmt.Errorf("deleting the volumes of %s: %w", obj.GetName(), err)
+		var claims corev1.PersistentVolumeClaimList
+		if err := h.Reader.List(ctx, &claims, client.InNamespace(obj.GetNamespace()), v.sel); err != nil {
+			return fmt.Errorf("listing the volumes of %s: %w", obj.GetName(), err)
+		}
+		for i := range claims.Items {
+			c := &claims.Items[i]
+			if !hook.IsGeneratedFor(obj, c) && !(v.release && hook.MadeByRelease(obj, c)) {
+				continue // another's claim that carries the labels
+			}
+			if err := h.Client.Delete(ctx, c, client.Preconditions{UID: &c.UID}); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting volume %s of %s: %w", c.Name, obj.GetName(), err)
+			}
 		}
 	}
 	return nil
-}
-
-func ownerOf(obj *unstructured.Unstructured) metav1.OwnerReference {
-	return metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(),
-		UID: obj.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 }

@@ -2,6 +2,8 @@ package backup
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"reflect"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
@@ -122,8 +125,10 @@ func TestHook_KeepsCronJobAndVolume(t *testing.T) {
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: db.GetNamespace(), Name: "orders-backup"}, &pvc); err != nil {
 		t.Fatal(err)
 	}
-	if got := pvc.Spec.Resources.Requests.Storage().String(); got != "2Gi" || len(pvc.OwnerReferences) != 0 {
-		t.Errorf("backup volume of %s with owners %v, want 2Gi and none", got, pvc.OwnerReferences)
+	if got := pvc.Spec.Resources.Requests.Storage().String(); got != "2Gi" || len(pvc.OwnerReferences) != 0 ||
+		pvc.Annotations[hook.AnnotationGeneratedFor] != "Database/orders" {
+		t.Errorf("backup volume of %s with owners %v, annotations %v; want 2Gi, none, made for Database/orders",
+			got, pvc.OwnerReferences, pvc.Annotations)
 	}
 	if res.Condition.Status != metav1.ConditionUnknown || res.Condition.Reason != "NoBackupYet" || res.RequeueAfter == 0 {
 		t.Errorf("condition %+v, requeue %s", res.Condition, res.RequeueAfter)
@@ -283,8 +288,22 @@ func TestHook_Finalize(t *testing.T) {
 			if err := k8s.Create(ctx, data); err != nil {
 				t.Fatal(err)
 			}
+			// Claims that carry the labels but were made for another Database.
+			for _, name := range []string{"orders-backup-copy", "data-orders-9"} {
+				c := claim(db.GetNamespace(), name, map[string]string{hook.AnnotationGeneratedFor: "Database/other"})
+				c.Labels = map[string]string{LabelBackupOf: "orders", "app.kubernetes.io/instance": "orders", "app.kubernetes.io/name": "database"}
+				if err := k8s.Create(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if err := h.Finalize(ctx, db); err != nil {
 				t.Fatal(err)
+			}
+			for _, name := range []string{"orders-backup-copy", "data-orders-9"} {
+				var pvc corev1.PersistentVolumeClaim
+				if err := k8s.Get(ctx, client.ObjectKey{Namespace: db.GetNamespace(), Name: name}, &pvc); err != nil || !pvc.DeletionTimestamp.IsZero() {
+					t.Errorf("%s, not the Database's, was deleted (err %v)", name, err)
+				}
 			}
 			for _, name := range []string{"orders-backup", "data-orders-0"} {
 				var pvc corev1.PersistentVolumeClaim
@@ -299,3 +318,159 @@ func TestHook_Finalize(t *testing.T) {
 }
 
 func resourceMust(s string) resource.Quantity { return resource.MustParse(s) }
+
+// TestHook_LeavesOthersObjectsAlone: objects under the names the hook uses
+// that it did not make for the Database — a CronJob reports-backup, a claim
+// reports-backup, a Job with the backup label — are neither changed, adopted
+// nor deleted, with backups on, off, and on deletion; the condition names
+// the object in the way.
+func TestHook_LeavesOthersObjectsAlone(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	foreignCronJob := func(ns string) client.Object {
+		return &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reports-backup"},
+			Spec: batchv1.CronJobSpec{Schedule: "15 4 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: unrelatedJob(ns, "x").Spec}}}
+	}
+	foreignClaim := func(ns string) client.Object {
+		c := claim(ns, "reports-backup", nil)
+		c.Labels = map[string]string{LabelBackupOf: "reports"} // labels prove nothing
+		return c
+	}
+	tests := []struct {
+		name       string
+		foreign    func(ns string) client.Object
+		enabled    bool
+		wantReason string // "" for the hook's usual report
+		wantInMsg  string
+	}{
+		{name: "a CronJob reports-backup, backups on", foreign: foreignCronJob, enabled: true,
+			wantReason: hook.ReasonObjectNotOwned, wantInMsg: "CronJob reports-backup exists but was not made by rudder for Database reports"},
+		{name: "a CronJob reports-backup, backups off", foreign: foreignCronJob},
+		{name: "a claim reports-backup, backups on", foreign: foreignClaim, enabled: true,
+			wantReason: hook.ReasonObjectNotOwned, wantInMsg: "PersistentVolumeClaim reports-backup exists but was not made by rudder for Database reports"},
+		{name: "a claim reports-backup, backups off", foreign: foreignClaim},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &Hook{Client: k8s, Reader: k8s}
+			spec := dbSpec(tt.enabled, "0 2 * * *")
+			spec["deletionPolicy"] = "Delete"
+			db := newDatabase(t, k8s, spec)
+			db.SetName("reports")
+			foreign := tt.foreign(db.GetNamespace())
+			if err := k8s.Create(ctx, foreign); err != nil {
+				t.Fatal(err)
+			}
+			before := foreign.DeepCopyObject().(client.Object)
+			res, err := h.Reconcile(ctx, db, spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.Condition
+			if tt.wantReason != "" && (c.Status != metav1.ConditionFalse || c.Reason != tt.wantReason ||
+				!strings.Contains(c.Message, tt.wantInMsg) || !strings.Contains(c.Message, "Delete or rename")) {
+				t.Errorf("condition %+v, want False %s naming the object and how to make room", c, tt.wantReason)
+			}
+			if tt.wantReason == "" && c.Reason == hook.ReasonObjectNotOwned {
+				t.Errorf("condition %+v: backups are off, nothing is in the way", c)
+			}
+			if err := h.Finalize(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			after := foreign.DeepCopyObject().(client.Object)
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(foreign), after); err != nil || !after.GetDeletionTimestamp().IsZero() {
+				t.Fatalf("%s was deleted (err %v)", foreign.GetName(), err)
+			}
+			if after.GetResourceVersion() != before.GetResourceVersion() {
+				t.Errorf("%s was changed: %+v", foreign.GetName(), after)
+			}
+			// Nothing of the hook's was made while something is in the way.
+			var jobs batchv1.CronJobList
+			if err := k8s.List(ctx, &jobs, client.InNamespace(db.GetNamespace())); err != nil {
+				t.Fatal(err)
+			}
+			for _, cj := range jobs.Items {
+				if hook.Controls(db, &cj) && tt.wantReason != "" {
+					t.Errorf("CronJob %s made while %s is in the way", cj.Name, foreign.GetName())
+				}
+			}
+		})
+	}
+}
+
+// TestHook_ReportsOnlyItsJobs: a Job that carries the backup label but is not
+// the Database's is no backup of it, and a Job under the name of a requested
+// backup that is not the Database's is not taken for that backup.
+func TestHook_ReportsOnlyItsJobs(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	h := &Hook{Client: k8s, Reader: k8s}
+	db := newDatabase(t, k8s, dbSpec(true, "0 2 * * *"))
+	vals := db.Object["spec"].(map[string]any)
+	forged := unrelatedJob(db.GetNamespace(), "orders-forged")
+	forged.Labels = map[string]string{LabelBackupOf: "orders"}
+	forged.Annotations = map[string]string{AnnotationBackupNow: "first"}
+	if err := k8s.Create(ctx, forged); err != nil {
+		t.Fatal(err)
+	}
+	finish(t, k8s, forged, true, time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC))
+
+	res, err := h.Reconcile(ctx, db, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status["lastBackup"] != nil || res.Condition.Reason != "NoBackupYet" {
+		t.Errorf("status %v, condition %+v; another's Job was taken for a backup", res.Status, res.Condition)
+	}
+
+	// A Job of the Database's CronJob is one of its backups.
+	var cj batchv1.CronJob
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: db.GetNamespace(), Name: "orders-backup"}, &cj); err != nil {
+		t.Fatal(err)
+	}
+	scheduled := unrelatedJob(db.GetNamespace(), "orders-backup-29000000")
+	scheduled.Labels = map[string]string{LabelBackupOf: "orders"}
+	scheduled.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(&cj, batchv1.SchemeGroupVersion.WithKind("CronJob"))}
+	if err := k8s.Create(ctx, scheduled); err != nil {
+		t.Fatal(err)
+	}
+	finish(t, k8s, scheduled, true, time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC))
+	if res, err = h.Reconcile(ctx, db, vals); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status["lastBackup"] != "2026-11-28T02:00:00Z" || res.Condition.Reason != "BackupSucceeded" {
+		t.Errorf("status %v, condition %+v; want the CronJob's Job reported, not the other one", res.Status, res.Condition)
+	}
+
+	db.SetAnnotations(map[string]string{AnnotationBackupNow: "first"})
+	if _, err := h.Reconcile(ctx, db, vals); err != nil {
+		t.Fatal(err)
+	}
+	var jobs batchv1.JobList
+	if err := k8s.List(ctx, &jobs, client.InNamespace(db.GetNamespace())); err != nil {
+		t.Fatal(err)
+	}
+	mine := 0
+	for i := range jobs.Items {
+		if hook.Controls(db, &jobs.Items[i]) {
+			mine++
+		}
+	}
+	if mine != 1 {
+		t.Errorf("%d Jobs of the Database after a request that another's Job carries, want 1: %v", mine, jobs.Items)
+	}
+
+	// A Job under the name of the next request, made by someone else.
+	sum := sha256.Sum256([]byte("second"))
+	if err := k8s.Create(ctx, unrelatedJob(db.GetNamespace(), "orders-now-"+hex.EncodeToString(sum[:])[:8])); err != nil {
+		t.Fatal(err)
+	}
+	db.SetAnnotations(map[string]string{AnnotationBackupNow: "second"})
+	res, err = h.Reconcile(ctx, db, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Condition.Reason != hook.ReasonObjectNotOwned || !strings.Contains(res.Condition.Message, "Job orders-now-") {
+		t.Errorf("condition %+v, want ObjectNotOwned naming the Job", res.Condition)
+	}
+}

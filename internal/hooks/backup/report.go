@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -17,9 +18,10 @@ func jobReport(ctx context.Context, r client.Reader, job *batchv1.Job) string {
 	if err := r.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
 		return ""
 	}
-	for _, p := range pods.Items {
-		if p.Status.Phase != corev1.PodSucceeded {
-			continue
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if ref := metav1.GetControllerOfNoCopy(p); ref == nil || ref.UID != job.UID || p.Status.Phase != corev1.PodSucceeded {
+			continue // another's pod that carries the label, or not done
 		}
 		for _, c := range p.Status.ContainerStatuses {
 			if t := c.State.Terminated; t != nil && t.Message != "" {

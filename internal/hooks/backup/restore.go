@@ -40,6 +40,11 @@ const (
 	// claimPoll is how often a restore waiting for its claim looks again:
 	// claims are not watched, and the StatefulSet makes it within seconds.
 	claimPoll = 3 * time.Second
+	// ReasonCrossNamespaceRef is the Restored condition's reason when
+	// spec.restore.from names a Database of another namespace: a restore Job
+	// mounts the source's backup claim, and a pod mounts only claims of its
+	// own namespace, so no manager flag allows it.
+	ReasonCrossNamespaceRef = "CrossNamespaceRef"
 )
 
 // Restore loads a new Database's data, once, from a dump on the backup
@@ -98,6 +103,15 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 			Condition: metav1.Condition{Status: metav1.ConditionTrue, Reason: "NotRequested", Message: "spec.restore is not set: the Database started empty"},
 		}, nil
 	}
+	if ns, name, ok := strings.Cut(req.from, "/"); ok {
+		if ns != obj.GetNamespace() {
+			// Nothing of the other namespace is read: the message says only what was asked.
+			return pending(req, ReasonCrossNamespaceRef, fmt.Sprintf("spec.restore.from: %q names another namespace; "+
+				"a Database restores only from a Database of its own namespace (a Job mounts only claims of its own namespace): "+
+				"delete this Database and create it again with spec.restore.from naming one of namespace %s", req.from, obj.GetNamespace()), 0), nil
+		}
+		req.from = name
+	}
 	s, _, err := specOf(obj, values)
 	if err != nil {
 		return hook.Result{}, err
@@ -111,7 +125,9 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 		claim = corev1.PersistentVolumeClaim{}
 	case err != nil:
 		return hook.Result{}, fmt.Errorf("reading claim %s: %w", s.dataClaim(), err)
-	case claim.Annotations[AnnotationRestoredFrom] != "":
+	case claim.Annotations[AnnotationRestoredFrom] != "" && (hook.IsGeneratedFor(obj, &claim) || hook.MadeByRelease(obj, &claim)):
+		// Restored for this Database, or for one of its name before (kept):
+		// another's claim's record is not taken at its word.
 		return restored(claim), nil
 	case claim.CreationTimestamp.Before(ptr.To(obj.GetCreationTimestamp())):
 		return pending(req, "DataExists", fmt.Sprintf("Not restored: claim %s holds data from before this Database was created, "+
@@ -121,6 +137,11 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 
 	var source corev1.PersistentVolumeClaim
 	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: req.from + "-backup"}, &source)
+	if err == nil && source.Annotations[hook.AnnotationGeneratedFor] != obj.GetKind()+"/"+req.from {
+		return pending(req, hook.ReasonObjectNotOwned, fmt.Sprintf("spec.restore.from: claim %s was not made by rudder's backup hook "+
+			"for Database %s, so rudder does not restore from it; name a Database with backups (spec.backup.enabled)",
+			source.Name, req.from), time.Minute), nil
+	}
 	if apierrors.IsNotFound(err) {
 		return pending(req, "SourceNotFound", fmt.Sprintf("spec.restore.from: Database %q has no backup volume %s-backup in namespace %s; "+
 			"enable its spec.backup and take a backup (annotate it %s=<any new value>)", req.from, req.from, s.namespace, AnnotationBackupNow),
@@ -149,6 +170,10 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 	if err != nil {
 		return hook.Result{}, fmt.Errorf("reading restore Job %s: %w", s.restoreJob(), err)
 	}
+	if !hook.Controls(obj, &job) {
+		c := hook.NotOwned(obj, "Job", job.Name, "does not restore", false)
+		return pending(req, c.Reason, c.Message, time.Minute), nil
+	}
 	at, ok, finished := outcome(&job)
 	switch {
 	case !finished:
@@ -176,6 +201,7 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 	}
 	claim.Annotations[AnnotationRestoredFrom] = req.from + "/" + dump
 	claim.Annotations[AnnotationRestoredAt] = at.UTC().Format(time.RFC3339)
+	claim.Annotations[hook.AnnotationGeneratedFor] = hook.GeneratedFor(obj) // made by its StatefulSet, after it
 	if err := h.Client.Patch(ctx, &claim, patch); err != nil {
 		return hook.Result{}, fmt.Errorf("recording the restore on claim %s: %w", claim.Name, err)
 	}
@@ -201,7 +227,7 @@ func (s spec) newRestoreJob(obj *unstructured.Unstructured, req restoreRequest) 
 	spec.Template.Labels = labels
 	return batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: s.restoreJob(), Namespace: s.namespace, Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{ownerOf(obj)}},
+			OwnerReferences: []metav1.OwnerReference{hook.OwnerReference(obj)}},
 		Spec: spec,
 	}
 }

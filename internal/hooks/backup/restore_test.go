@@ -31,6 +31,11 @@ func claim(ns, name string, annotations map[string]string) *corev1.PersistentVol
 	}
 }
 
+// sourceClaim is the backup claim of Database "shop", as its backup hook makes it.
+func sourceClaim(ns string) *corev1.PersistentVolumeClaim {
+	return claim(ns, "shop-backup", map[string]string{hook.AnnotationGeneratedFor: "Database/shop"})
+}
+
 func reconcileRestore(t *testing.T, h *Restore, db *unstructured.Unstructured) (hook.Result, map[string]any) {
 	t.Helper()
 	res, err := h.Reconcile(context.Background(), db, db.Object["spec"].(map[string]any))
@@ -87,7 +92,7 @@ func TestRestore_Lifecycle(t *testing.T) {
 		t.Fatalf("a restore Job exists without a source (err %v)", err)
 	}
 
-	if err := k8s.Create(ctx, claim(ns, "shop-backup", nil)); err != nil {
+	if err := k8s.Create(ctx, sourceClaim(ns)); err != nil {
 		t.Fatal(err)
 	}
 	res, st = reconcileRestore(t, h, db)
@@ -149,6 +154,9 @@ func TestRestore_Lifecycle(t *testing.T) {
 	if got := data.Annotations[AnnotationRestoredFrom]; got != "shop/shop-20261129T020000Z.dump" {
 		t.Errorf("claim annotation %s = %q, want the source and dump", AnnotationRestoredFrom, got)
 	}
+	if got := data.Annotations[hook.AnnotationGeneratedFor]; got != "Database/orders" {
+		t.Errorf("claim annotation %s = %q, want Database/orders", hook.AnnotationGeneratedFor, got)
+	}
 
 	// Deleted and created again (Retain): the claim says it was restored.
 	if err := k8s.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
@@ -173,8 +181,8 @@ func TestRestore_NeverOverData(t *testing.T) {
 	k8s := kube(t)
 	h := &Restore{Client: k8s, Reader: k8s}
 	db := newDatabase(t, k8s, restoreSpec("latest"))
-	for _, name := range []string{"shop-backup", "data-orders-0"} {
-		if err := k8s.Create(ctx, claim(db.GetNamespace(), name, nil)); err != nil {
+	for _, c := range []*corev1.PersistentVolumeClaim{sourceClaim(db.GetNamespace()), claim(db.GetNamespace(), "data-orders-0", nil)} {
+		if err := k8s.Create(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -187,6 +195,79 @@ func TestRestore_NeverOverData(t *testing.T) {
 	}
 }
 
+// TestRestore_OnlyItsOwn: a restore reads only a backup claim the backup
+// hook made for the source, runs only its own Job, and names no Database of
+// another namespace; each refusal names the object and starts nothing.
+func TestRestore_OnlyItsOwn(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	tests := []struct {
+		name       string
+		from       string
+		objects    func(ns string) []client.Object
+		wantReason string
+		wantInMsg  string
+		wantJob    bool // the Job there before, not the hook's
+	}{
+		{name: "a claim under the source's backup name that the backup hook did not make", from: "shop",
+			objects: func(ns string) []client.Object {
+				return []client.Object{claim(ns, "shop-backup", nil), claim(ns, "data-orders-0", nil)}
+			},
+			wantReason: hook.ReasonObjectNotOwned, wantInMsg: "claim shop-backup was not made by rudder's backup hook for Database shop"},
+		{name: "a Job under the restore Job's name that is not the Database's", from: "shop",
+			objects: func(ns string) []client.Object {
+				j := unrelatedJob(ns, "orders-restore")
+				return []client.Object{sourceClaim(ns), claim(ns, "data-orders-0", nil), j}
+			},
+			wantReason: hook.ReasonObjectNotOwned, wantInMsg: "Job orders-restore exists but was not made by rudder for Database orders",
+			wantJob: true},
+		{name: "a Database of another namespace", from: "team-b/shop",
+			wantReason: ReasonCrossNamespaceRef, wantInMsg: `spec.restore.from: "team-b/shop" names another namespace`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &Restore{Client: k8s, Reader: k8s}
+			spec := restoreSpec("latest")
+			spec["restore"].(map[string]any)["from"] = tt.from
+			db := newDatabase(t, k8s, spec)
+			if tt.objects != nil {
+				for _, o := range tt.objects(db.GetNamespace()) {
+					if err := k8s.Create(ctx, o); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			res, _ := reconcileRestore(t, h, db)
+			wantCondition(t, res, metav1.ConditionFalse, tt.wantReason, tt.wantInMsg)
+			var jobs batchv1.JobList
+			if err := k8s.List(ctx, &jobs, client.InNamespace(db.GetNamespace())); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(jobs.Items); (n == 1) != tt.wantJob || n > 1 || (n == 1 && len(jobs.Items[0].OwnerReferences) != 0) {
+				t.Errorf("%d Jobs %v, want only the one there before, unchanged", n, jobs.Items)
+			}
+		})
+	}
+}
+
+// TestRestore_ForgedRecord: a claim from before the Database that says it was
+// restored, but was not made for this Database, is not taken at its word.
+func TestRestore_ForgedRecord(t *testing.T) {
+	ctx := context.Background()
+	k8s := kube(t)
+	h := &Restore{Client: k8s, Reader: k8s}
+	db := newDatabase(t, k8s, restoreSpec("latest"))
+	forged := claim(db.GetNamespace(), "data-orders-0", map[string]string{AnnotationRestoredFrom: "shop/shop-20261129T020000Z.dump"})
+	for _, c := range []*corev1.PersistentVolumeClaim{sourceClaim(db.GetNamespace()), forged} {
+		if err := k8s.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.SetCreationTimestamp(metav1.NewTime(time.Now().Add(time.Hour)))
+	res, _ := reconcileRestore(t, h, db)
+	wantCondition(t, res, metav1.ConditionFalse, "DataExists", "delete this Database and the claim")
+}
+
 // TestRestore_ClaimLostAfterTheJob: the claim a finished restore loaded was
 // deleted before rudder recorded it. The hook says so and how to restore
 // again, and returns no error: the release must go on to make a new claim.
@@ -197,7 +278,7 @@ func TestRestore_ClaimLostAfterTheJob(t *testing.T) {
 	db := newDatabase(t, k8s, restoreSpec("latest"))
 	ns := db.GetNamespace()
 	data := claim(ns, "data-orders-0", nil)
-	for _, c := range []*corev1.PersistentVolumeClaim{claim(ns, "shop-backup", nil), data} {
+	for _, c := range []*corev1.PersistentVolumeClaim{sourceClaim(ns), data} {
 		if err := k8s.Create(ctx, c); err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +343,8 @@ func reportFromJob(t *testing.T, k8s client.Client, j *batchv1.Job, message stri
 	ctx := context.Background()
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: j.Name + "-x",
-			Labels: map[string]string{batchv1.JobNameLabel: j.Name}},
+			Labels:          map[string]string{batchv1.JobNameLabel: j.Name},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(j, batchv1.SchemeGroupVersion.WithKind("Job"))}},
 		Spec: j.Spec.Template.Spec,
 	}
 	if err := k8s.Create(ctx, p); err != nil {
@@ -275,4 +357,11 @@ func reportFromJob(t *testing.T, k8s client.Client, j *batchv1.Job, message stri
 	if err := k8s.Status().Update(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// unrelatedJob is a Job of someone else's under name.
+func unrelatedJob(ns, name string) *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}}}}
 }

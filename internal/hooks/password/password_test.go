@@ -194,12 +194,15 @@ func TestHook_Finalize(t *testing.T) {
 		name       string
 		policy     string
 		usersOwn   bool
+		ownFor     string // the user's Secret carries GeneratedAnnotation naming this
 		wantExists bool
 	}{
 		{name: "default policy keeps the generated Secret", wantExists: true},
 		{name: "Retain keeps it", policy: "Retain", wantExists: true},
 		{name: "Delete deletes the generated Secret", policy: "Delete", wantExists: false},
 		{name: "Delete keeps the user's own Secret", policy: "Delete", usersOwn: true, wantExists: true},
+		{name: "Delete keeps a Secret generated for another Database", policy: "Delete", usersOwn: true,
+			ownFor: "Database/other", wantExists: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,19 +213,27 @@ func TestHook_Finalize(t *testing.T) {
 				spec["deletionPolicy"] = tt.policy
 			}
 			if tt.usersOwn {
-				if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-credentials"},
-					Data: map[string][]byte{"username": []byte("u"), "password": []byte("p")}}); err != nil {
+				s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-credentials"},
+					Data: map[string][]byte{"username": []byte("u"), "password": []byte("p")}}
+				if tt.ownFor != "" {
+					s.Annotations = map[string]string{GeneratedAnnotation: tt.ownFor}
+				}
+				if err := k8s.Create(ctx, s); err != nil {
 					t.Fatal(err)
 				}
 			}
 			db := database(ns, "db", spec)
-			if _, err := h.Reconcile(ctx, db, spec); err != nil {
+			res, err := h.Reconcile(ctx, db, spec)
+			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.usersOwn && res.Condition.Reason != "SecretProvided" {
+				t.Errorf("condition %+v for a Secret not generated for this Database, want SecretProvided", res.Condition)
 			}
 			if err := h.Finalize(ctx, db); err != nil {
 				t.Fatal(err)
 			}
-			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-credentials"}, &corev1.Secret{})
+			err = k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db-credentials"}, &corev1.Secret{})
 			if exists := !apierrors.IsNotFound(err); exists != tt.wantExists {
 				t.Errorf("Secret exists = %v, want %v (err %v)", exists, tt.wantExists, err)
 			}

@@ -2,7 +2,10 @@
 // never changes the claims it made (its claim templates are immutable), so
 // growing spec.storageSize would not grow the data; this hook expands the
 // claim data-<name>-0 to spec.storageSize, and the backup claim <name>-backup
-// to spec.backup.storageSize, and reports how that goes.
+// to spec.backup.storageSize, and reports how that goes. It grows only claims
+// that are the Database's: the backup claim the backup hook made, and a data
+// claim made for it (hook.AnnotationGeneratedFor, which it records on a claim
+// the release's StatefulSet made: hook.MadeByRelease).
 package volume
 
 import (
@@ -60,15 +63,14 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 	if err != nil {
 		return hook.Result{}, err
 	}
-	ns := obj.GetNamespace()
-	data, err := h.size(ctx, ns, "data-"+obj.GetName()+"-0", "spec.storageSize", want.data)
+	data, err := h.size(ctx, obj, "data-"+obj.GetName()+"-0", "spec.storageSize", want.data, true)
 	if err != nil {
 		return hook.Result{}, err
 	}
 	worst := data
 	// The backup hook makes the backup claim at the size the spec had then.
 	if want.backup != nil {
-		backups, err := h.size(ctx, ns, obj.GetName()+"-backup", "spec.backup.storageSize", *want.backup)
+		backups, err := h.size(ctx, obj, obj.GetName()+"-backup", "spec.backup.storageSize", *want.backup, false)
 		if err != nil {
 			return hook.Result{}, err
 		}
@@ -124,17 +126,32 @@ type sizing struct {
 	poll    time.Duration
 }
 
-// size expands claim name to want, the size spec field field asks for, when
-// it asks for less, and says where it stands.
-func (h *Hook) size(ctx context.Context, ns, name, field string, want resource.Quantity) (sizing, error) {
+// size expands claim name of obj to want, the size spec field field asks
+// for, when it asks for less, and says where it stands. A claim that is not
+// obj's is left alone: the backup claim must carry obj's
+// hook.AnnotationGeneratedFor; a data claim of the release (release) may also
+// be one its StatefulSet made, which is then recorded as obj's.
+func (h *Hook) size(ctx context.Context, obj *unstructured.Unstructured, name, field string, want resource.Quantity, release bool) (sizing, error) {
 	var claim corev1.PersistentVolumeClaim
-	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &claim)
+	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, &claim)
 	if apierrors.IsNotFound(err) {
 		return sizing{rank: 1, status: metav1.ConditionUnknown, reason: reasonNoClaim,
 			message: fmt.Sprintf("Claim %s does not exist yet", name)}, nil
 	}
 	if err != nil {
 		return sizing{}, fmt.Errorf("reading claim %s: %w", name, err)
+	}
+	mark := release && hook.MadeByRelease(obj, &claim)
+	if !mark && !hook.IsGeneratedFor(obj, &claim) {
+		c := hook.NotOwned(obj, "PersistentVolumeClaim", name, "does not resize it ("+field+")", true)
+		return sizing{rank: 4, status: c.Status, reason: c.Reason, message: c.Message, poll: refusedPoll}, nil
+	}
+	if mark {
+		patch := client.MergeFrom(claim.DeepCopy())
+		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, hook.AnnotationGeneratedFor, hook.GeneratedFor(obj))
+		if err := h.Client.Patch(ctx, &claim, patch); err != nil {
+			return sizing{}, fmt.Errorf("recording claim %s as %s's: %w", name, hook.GeneratedFor(obj), err)
+		}
 	}
 
 	requested := claim.Spec.Resources.Requests[corev1.ResourceStorage]

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
@@ -38,8 +40,9 @@ func TestMain(m *testing.M) {
 }
 
 // boundClaim makes the claim name of size, bound to a volume of
-// StorageClass class, as the StatefulSet and the provisioner leave it.
-func boundClaim(t *testing.T, ns, name, class, size string) {
+// StorageClass class, as the StatefulSet or the backup hook and the
+// provisioner leave it, with annotations.
+func boundClaim(t *testing.T, ns, name, class, size string, annotations map[string]string) *corev1.PersistentVolumeClaim {
 	t.Helper()
 	ctx := context.Background()
 	q := resource.MustParse(size)
@@ -55,7 +58,7 @@ func boundClaim(t *testing.T, ns, name, class, size string) {
 		},
 	}
 	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: q}},
@@ -73,6 +76,7 @@ func boundClaim(t *testing.T, ns, name, class, size string) {
 	if err := k8s.Status().Update(ctx, pvc); err != nil {
 		t.Fatal(err)
 	}
+	return pvc
 }
 
 func storageClass(t *testing.T, name string, expandable bool) {
@@ -88,6 +92,7 @@ func database(t *testing.T, size string) *unstructured.Unstructured {
 	t.Helper()
 	ns := testenv.Namespace(t, k8s, "vol-")
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"storageSize": size}}}
+	u.SetKind("Database")
 	u.SetNamespace(ns)
 	u.SetName("orders")
 	return u
@@ -104,7 +109,7 @@ func TestHook_GrowsTheDataClaim(t *testing.T) {
 		t.Fatalf("before the claim exists: %+v, %v; want Unknown NoClaimYet", res.Condition, err)
 	}
 
-	boundClaim(t, db.GetNamespace(), "data-orders-0", "expandable", "1Gi")
+	boundClaim(t, db.GetNamespace(), "data-orders-0", "expandable", "1Gi", nil)
 	res, err = h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
 	if err != nil || res.Condition.Status != metav1.ConditionTrue || res.Condition.Reason != "Sized" {
 		t.Fatalf("claim of the spec's size: %+v, %v; want True Sized", res.Condition, err)
@@ -127,6 +132,9 @@ func TestHook_GrowsTheDataClaim(t *testing.T) {
 	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "5Gi" {
 		t.Errorf("claim requests %s, want 5Gi", got.String())
 	}
+	if got := pvc.Annotations[hook.AnnotationGeneratedFor]; got != "Database/orders" {
+		t.Errorf("claim the StatefulSet made is recorded for %q, want Database/orders", got)
+	}
 
 	// The storage provider expanded the volume.
 	pvc.Status.Capacity[corev1.ResourceStorage] = resource.MustParse("5Gi")
@@ -144,7 +152,7 @@ func TestHook_ReportsARefusedExpansion(t *testing.T) {
 	storageClass(t, "fixed", false)
 	h := &Hook{Client: k8s, Reader: k8s}
 	db := database(t, "2Gi")
-	boundClaim(t, db.GetNamespace(), "data-orders-0", "fixed", "1Gi")
+	boundClaim(t, db.GetNamespace(), "data-orders-0", "fixed", "1Gi", nil)
 
 	res, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
 	if err != nil {
@@ -162,8 +170,8 @@ func TestHook_GrowsTheBackupClaimToo(t *testing.T) {
 	h := &Hook{Client: k8s, Reader: k8s}
 	db := database(t, "1Gi")
 	db.Object["spec"] = map[string]any{"storageSize": "1Gi", "backup": map[string]any{"storageSize": "3Gi"}}
-	boundClaim(t, db.GetNamespace(), "data-orders-0", "expandable-backups", "1Gi")
-	boundClaim(t, db.GetNamespace(), "orders-backup", "expandable-backups", "2Gi")
+	boundClaim(t, db.GetNamespace(), "data-orders-0", "expandable-backups", "1Gi", nil)
+	boundClaim(t, db.GetNamespace(), "orders-backup", "expandable-backups", "2Gi", map[string]string{hook.AnnotationGeneratedFor: "Database/orders"})
 
 	res, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
 	if err != nil {
@@ -179,5 +187,55 @@ func TestHook_GrowsTheBackupClaimToo(t *testing.T) {
 	}
 	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "3Gi" {
 		t.Errorf("backup claim requests %s, want 3Gi", got.String())
+	}
+}
+
+// TestHook_LeavesOthersClaimsAlone: a claim under the data or backup claim's
+// name that is not the Database's — there before it, or made for another
+// Database — is neither resized nor recorded as the Database's; the
+// condition names it.
+func TestHook_LeavesOthersClaimsAlone(t *testing.T) {
+	ctx := context.Background()
+	storageClass(t, "expandable-others", true)
+	tests := []struct {
+		name        string
+		claim       string
+		annotations map[string]string
+		createdLate bool // the Database was created after the claim
+	}{
+		{name: "a data claim from before the Database", claim: "data-orders-0", createdLate: true},
+		{name: "a data claim made for another Database", claim: "data-orders-0",
+			annotations: map[string]string{hook.AnnotationGeneratedFor: "Database/other"}},
+		{name: "a backup claim the backup hook did not make", claim: "orders-backup"},
+		{name: "a backup claim made for another Database", claim: "orders-backup",
+			annotations: map[string]string{hook.AnnotationGeneratedFor: "Database/other"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &Hook{Client: k8s, Reader: k8s}
+			db := database(t, "3Gi")
+			spec := map[string]any{"storageSize": "3Gi", "backup": map[string]any{"storageSize": "3Gi"}}
+			pvc := boundClaim(t, db.GetNamespace(), tt.claim, "expandable-others", "1Gi", tt.annotations)
+			if tt.createdLate {
+				db.SetCreationTimestamp(metav1.NewTime(pvc.CreationTimestamp.Add(time.Minute)))
+			}
+			res, err := h.Reconcile(ctx, db, spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.Condition
+			if c.Status != metav1.ConditionFalse || c.Reason != hook.ReasonObjectNotOwned ||
+				!strings.Contains(c.Message, "PersistentVolumeClaim "+tt.claim+" exists but was not made by rudder for Database orders") ||
+				!strings.Contains(c.Message, hook.AnnotationGeneratedFor+"=Database/orders") {
+				t.Errorf("condition %+v, want False ObjectNotOwned naming %s and how to hand it over", c, tt.claim)
+			}
+			var after corev1.PersistentVolumeClaim
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(pvc), &after); err != nil {
+				t.Fatal(err)
+			}
+			if after.ResourceVersion != pvc.ResourceVersion {
+				t.Errorf("claim %s was changed: requests %v, annotations %v", tt.claim, after.Spec.Resources.Requests, after.Annotations)
+			}
+		})
 	}
 }
