@@ -60,7 +60,7 @@ func (h *Hook) BeforeUpgrade(ctx context.Context, obj *unstructured.Unstructured
 				OwnerReferences: []metav1.OwnerReference{hook.OwnerReference(obj)}},
 			Spec: s.jobSpec(),
 		}
-		err = client.IgnoreAlreadyExists(h.Client.Create(ctx, job))
+		err = client.IgnoreAlreadyExists(hook.Acting(ctx, h.Client).Create(ctx, job))
 	}
 	if err != nil {
 		return hook.GateResult{}, fmt.Errorf("backup Job %s before the upgrade from version %s: %w", key.Name, change, err)

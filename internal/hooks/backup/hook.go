@@ -138,7 +138,7 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 	if !enabled {
 		// Another's CronJob under the name is no concern of disabled backups.
 		if ours {
-			err := h.Client.Delete(ctx, &cj, client.Preconditions{UID: &cj.UID})
+			err := hook.Acting(ctx, h.Client).Delete(ctx, &cj, client.Preconditions{UID: &cj.UID})
 			if client.IgnoreNotFound(err) != nil {
 				return hook.Result{}, fmt.Errorf("deleting CronJob %s: %w", cj.Name, err)
 			}
@@ -178,7 +178,7 @@ func (h *Hook) ensureVolume(ctx context.Context, obj *unstructured.Unstructured,
 	case apierrors.IsNotFound(err):
 		want.Annotations = map[string]string{hook.AnnotationGeneratedFor: hook.GeneratedFor(obj)}
 		// Made by someone else since the read: the next reconcile looks at it.
-		err = h.Client.Create(ctx, want)
+		err = hook.Acting(ctx, h.Client).Create(ctx, want)
 	case err == nil && !hook.IsGeneratedFor(obj, &have):
 		return ptr.To(notOwned(obj, "PersistentVolumeClaim", have.Name, true).Condition), nil
 	}
@@ -198,10 +198,10 @@ func (h *Hook) ensureCronJob(ctx context.Context, obj *unstructured.Unstructured
 				OwnerReferences: []metav1.OwnerReference{hook.OwnerReference(obj)}},
 			Spec: s.cronJobSpec(),
 		}
-		err = h.Client.Create(ctx, cj)
+		err = hook.Acting(ctx, h.Client).Create(ctx, cj)
 	case !equality.Semantic.DeepDerivative(s.cronJobSpec(), cj.Spec):
 		cj.Spec = s.cronJobSpec()
-		err = h.Client.Update(ctx, cj)
+		err = hook.Acting(ctx, h.Client).Update(ctx, cj)
 	}
 	if err != nil {
 		return fmt.Errorf("CronJob %s: %w", s.objectName(), err)
@@ -232,7 +232,7 @@ func (h *Hook) backupNow(ctx context.Context, obj *unstructured.Unstructured, s 
 		},
 		Spec: s.jobSpec(),
 	}
-	err := h.Client.Create(ctx, job)
+	err := hook.Acting(ctx, h.Client).Create(ctx, job)
 	if apierrors.IsAlreadyExists(err) {
 		var have batchv1.Job
 		if err := h.Reader.Get(ctx, client.ObjectKeyFromObject(job), &have); err != nil {
@@ -370,7 +370,7 @@ func (h *Hook) Finalize(ctx context.Context, obj *unstructured.Unstructured) err
 			if !hook.IsGeneratedFor(obj, c) && !(v.release && hook.MadeByRelease(obj, c)) {
 				continue // another's claim that carries the labels
 			}
-			if err := h.Client.Delete(ctx, c, client.Preconditions{UID: &c.UID}); client.IgnoreNotFound(err) != nil {
+			if err := hook.Acting(ctx, h.Client).Delete(ctx, c, client.Preconditions{UID: &c.UID}); client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("deleting volume %s of %s: %w", c.Name, obj.GetName(), err)
 			}
 		}

@@ -162,7 +162,7 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 	}
 	if apierrors.IsNotFound(err) {
 		job = s.newRestoreJob(obj, req)
-		if err := client.IgnoreAlreadyExists(h.Client.Create(ctx, &job)); err != nil {
+		if err := client.IgnoreAlreadyExists(hook.Acting(ctx, h.Client).Create(ctx, &job)); err != nil {
 			return hook.Result{}, fmt.Errorf("restore Job %s: %w", job.Name, err)
 		}
 		return pending(req, "Restoring", fmt.Sprintf("Job %s started: loading %s of Database %s", job.Name, req.backup, req.from), restorePoll), nil
@@ -202,7 +202,7 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 	claim.Annotations[AnnotationRestoredFrom] = req.from + "/" + dump
 	claim.Annotations[AnnotationRestoredAt] = at.UTC().Format(time.RFC3339)
 	claim.Annotations[hook.AnnotationGeneratedFor] = hook.GeneratedFor(obj) // made by its StatefulSet, after it
-	if err := h.Client.Patch(ctx, &claim, patch); err != nil {
+	if err := hook.Acting(ctx, h.Client).Patch(ctx, &claim, patch); err != nil {
 		return hook.Result{}, fmt.Errorf("recording the restore on claim %s: %w", claim.Name, err)
 	}
 	return restored(claim), nil

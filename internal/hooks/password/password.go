@@ -149,7 +149,7 @@ func (h *Hook) generate(ctx context.Context, obj *unstructured.Unstructured, cre
 			"uri":             []byte(uri.String()),
 		},
 	}
-	err = h.Client.Create(ctx, &secret)
+	err = hook.Acting(ctx, h.Client).Create(ctx, &secret)
 	if apierrors.IsAlreadyExists(err) {
 		var existing corev1.Secret
 		err = h.Reader.Get(ctx, client.ObjectKeyFromObject(&secret), &existing)
@@ -182,7 +182,7 @@ func (h *Hook) Finalize(ctx context.Context, obj *unstructured.Unstructured) err
 	if !hook.IsGeneratedFor(obj, &secret) {
 		return nil // the user's Secret, or another resource's
 	}
-	return client.IgnoreNotFound(h.Client.Delete(ctx, &secret, client.Preconditions{UID: &secret.UID}))
+	return client.IgnoreNotFound(hook.Acting(ctx, h.Client).Delete(ctx, &secret, client.Preconditions{UID: &secret.UID}))
 }
 
 func (h *Hook) rand() io.Reader {

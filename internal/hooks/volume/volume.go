@@ -149,7 +149,7 @@ func (h *Hook) size(ctx context.Context, obj *unstructured.Unstructured, name, f
 	if mark {
 		patch := client.MergeFrom(claim.DeepCopy())
 		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, hook.AnnotationGeneratedFor, hook.GeneratedFor(obj))
-		if err := h.Client.Patch(ctx, &claim, patch); err != nil {
+		if err := hook.Acting(ctx, h.Client).Patch(ctx, &claim, patch); err != nil {
 			return sizing{}, fmt.Errorf("recording claim %s as %s's: %w", name, hook.GeneratedFor(obj), err)
 		}
 	}
@@ -161,7 +161,7 @@ func (h *Hook) size(ctx context.Context, obj *unstructured.Unstructured, name, f
 			claim.Spec.Resources.Requests = corev1.ResourceList{}
 		}
 		claim.Spec.Resources.Requests[corev1.ResourceStorage] = want
-		err := h.Client.Patch(ctx, &claim, patch)
+		err := hook.Acting(ctx, h.Client).Patch(ctx, &claim, patch)
 		switch {
 		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
 			return sizing{rank: 3, status: metav1.ConditionFalse, reason: "ExpansionRefused", poll: refusedPoll, message: fmt.Sprintf(
