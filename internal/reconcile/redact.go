@@ -78,6 +78,10 @@ func newRedactingSink(sink logr.LogSink, red func() *redact.Redactor) logr.LogSi
 	return redactingSink{LogSink: sink, red: red}
 }
 
+// Init implements logr.LogSink. The sink wrapped was initialised by the
+// logger it came from; newRedactingSink accounts for this sink's frame.
+func (s redactingSink) Init(logr.RuntimeInfo) {}
+
 // Info implements logr.LogSink.
 func (s redactingSink) Info(level int, msg string, kv ...any) {
 	red := s.red()
