@@ -39,12 +39,6 @@ func (s *secretValues) of(key types.NamespacedName) *redact.Redactor {
 	return nil
 }
 
-// redacted returns err with the values o's sources took from Secrets
-// removed from its message, for a condition, an Event or a log line.
-func (r *Reconciler) redacted(o *observation, err error) error {
-	return r.secrets.of(o.key).Error(err)
-}
-
 // redactingReconciler runs the reconciles of r, removes the values taken
 // from Secrets from the error one returns (controller-runtime logs it), and
 // forgets them.
