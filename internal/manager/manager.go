@@ -180,7 +180,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	}
 	dependents, err := owner.NewCache(cfg, cacheOptions(cache.Options{
 		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
-	}), reconcile.SettleSummary(mgr.GetScheme()))
+	}), ownerKinds(ws), reconcile.SettleSummary(mgr.GetScheme()))
 	if err != nil {
 		return nil, err
 	}
@@ -263,6 +263,16 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// ownerKinds are the kinds of custom resources of ws, which own the objects
+// of their releases.
+func ownerKinds(ws []watches.Watch) []schema.GroupKind {
+	out := make([]schema.GroupKind, len(ws))
+	for i, w := range ws {
+		out[i] = w.GVK.GroupKind()
+	}
+	return out
 }
 
 // watchedKinds are the kinds of custom resources of ws.

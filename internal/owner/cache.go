@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -20,15 +21,32 @@ import (
 const LabelRelease = "rudder.dev/release"
 
 // NewCache returns the cache of the releases' objects: only objects labeled
-// LabelRelease, without their managed fields, each kept compact.Encoded with
-// summarize's Summary. Add it to the manager so that it starts with it.
-func NewCache(cfg *rest.Config, opts cache.Options, summarize func(client.Object) any) (cache.Cache, error) {
+// LabelRelease, each kept compact.Encoded with summarize's Summary, and of
+// each only what rudder reads (trim): without its managed fields and
+// last-applied annotation; a ConfigMap or Secret without its data, which
+// Whole compares by digest; an object not owned by a resource of one of
+// kinds as its metadata alone. Whatever any namespace labels LabelRelease,
+// the cache holds no more of it than its metadata. Add it to the manager so
+// that it starts with it.
+func NewCache(cfg *rest.Config, opts cache.Options, kinds []schema.GroupKind, summarize func(client.Object) any) (cache.Cache, error) {
 	req, err := labels.NewRequirement(LabelRelease, selection.Exists, nil)
 	if err != nil {
 		return nil, fmt.Errorf("selecting the releases' objects: %w", err)
 	}
 	opts.DefaultLabelSelector = labels.NewSelector().Add(*req)
-	opts.DefaultTransform = compact.TransformEncoding(compact.Encodable, summarize)
+	encode := compact.TransformEncoding(compact.Encodable, summarize)
+	owned := ownedBy(kinds)
+	opts.DefaultTransform = func(in any) (any, error) {
+		// An informer may transform an object twice: what it already
+		// encoded is left as it is.
+		if _, done := in.(*compact.Encoded); done {
+			return in, nil
+		}
+		if obj, ok := in.(client.Object); ok {
+			in = trim(obj, owned)
+		}
+		return encode(in)
+	}
 	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the cache of the releases' objects: %w", err)

@@ -2,7 +2,9 @@
 // post-renderer writes the tie into each rendered object (an owner reference,
 // or an annotation where a reference cannot reach), and an event handler reads
 // it back to enqueue the custom resource when one of its objects changes.
-// It must not decide what to do about a change.
+// Its cache of the releases' objects (NewCache) holds of each only what
+// rudder reads, whoever labeled it; Whole completes a held object when a
+// comparison needs more. It must not decide what to do about a change.
 package owner
 
 // Annotation marks objects that cannot carry an owner reference to their

@@ -91,6 +91,7 @@ type Reconciler struct {
 	states      states
 	noticed     noticed
 	tested      testedRuns
+	secrets     secretValues
 }
 
 // Reconcile observes one custom resource and its release, runs one step and
@@ -284,7 +285,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.watchDependencies(mgr, b); err != nil {
 		return fmt.Errorf("kind %s: watching dependencies: %w", r.Watch.GVK.Kind, err)
 	}
-	c, err := b.Build(r)
+	r.Recorder = redactingRecorder{EventRecorder: r.Recorder, secrets: &r.secrets}
+	c, err := b.Build(redactingReconciler{r})
 	if err != nil {
 		return fmt.Errorf("kind %s: building controller: %w", r.Watch.GVK.Kind, err)
 	}

@@ -115,6 +115,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Dura
 	for k, v := range computed {
 		next[k] = v
 	}
+	next = redactAll(next, r.secrets.of(o.key)).(map[string]any)
 	// The cache may not show our last write yet: skipping is safe only when
 	// it shows exactly what we last wrote (or nothing was written since start).
 	if equality.Semantic.DeepEqual(current, next) && r.written.shows(o.key, o.obj.GetResourceVersion()) {

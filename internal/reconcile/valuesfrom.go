@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/rudder-operator/rudder/internal/redact"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )
 
@@ -28,7 +29,9 @@ func (e valuesFromError) Unwrap() error { return e.error }
 
 // readValuesFrom puts the values of o's sources (its kind's, then its
 // annotation's) under its spec's, and keeps what the values digest is
-// computed from when a Secret is among them. A problem of the sources
+// computed from when a Secret is among them, and, for the rest of the
+// reconcile, the values taken from Secrets, which no condition, Event or
+// error it returns shows (secretValues). A problem of the sources
 // themselves is a valuesFromError; any other error is a failure to read them.
 func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 	sources, err := valuesfrom.Sources(r.Watch.ValuesFrom, o.obj.GetAnnotations())
@@ -46,6 +49,7 @@ func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 		return err
 	}
 	vals, err := valuesfrom.Read(ctx, reader, o.obj.GetNamespace(), sources)
+	r.secrets.set(o.key, redact.New(vals.Secrets...))
 	if valuesfrom.Fixable(err) {
 		return valuesFromError{err}
 	}

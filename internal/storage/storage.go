@@ -42,12 +42,16 @@ type Revision struct {
 // of its namespace.
 const indexRelease = "rudder.dev/release"
 
-// NewCache returns a cache holding only the metadata of Helm's storage Secrets
-// (label owner=helm), without managed fields, indexed by release. Add it to
-// the manager so that it starts and syncs before the controllers.
+// NewCache returns a cache holding only what rudder reads of Helm's storage
+// Secrets (label owner=helm), indexed by release: their identity and labels
+// (kept), read through a metadata-only watch, so that no Secret's data nor
+// any annotation, however large, that someone put on a Secret labeled
+// owner=helm is held. Add it to the manager so that it starts and syncs
+// before the controllers.
 func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 	opts.DefaultLabelSelector = labels.SelectorFromSet(labels.Set{labelOwner: ownerHelm})
-	opts.DefaultTransform = compact.Transform()
+	share := compact.Transform()
+	opts.DefaultTransform = func(in any) (any, error) { return share(kept(in)) }
 	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the release storage cache: %w", err)
@@ -57,6 +61,18 @@ func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 		return nil, fmt.Errorf("indexing the release storage cache: %w", err)
 	}
 	return c, nil
+}
+
+// kept returns what the storage cache keeps of a Secret's metadata: what
+// History and the controllers' event handlers read.
+func kept(in any) any {
+	m, ok := in.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return in
+	}
+	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Labels: m.Labels, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp}}
 }
 
 // Object returns the metadata-only object the storage cache holds.

@@ -119,6 +119,11 @@ type Values struct {
 	// the Secret's identity and version: its digest changes when a Secret
 	// does, and tells nothing of what it holds. Nil when no Secret was read.
 	Shadow map[string]any
+	// Secrets are the values taken from Secrets, as strings: the content of
+	// a key put at a targetPath, and every string and number of a mapping.
+	// An error whose message becomes a condition, an Event or a log line
+	// has them removed first (package redact).
+	Secrets []string
 }
 
 // MissingError is a required source that does not exist or lacks its key.
@@ -168,6 +173,7 @@ func Read(ctx context.Context, reader client.Reader, ns string, sources []Source
 		switch {
 		case s.Kind == "Secret":
 			Merge(shadow, shadowOf(vals, fmt.Sprintf("Secret %s %s", s.Name, version)).(map[string]any))
+			out.Secrets = leaves(out.Secrets, vals)
 		case shadow != nil:
 			Merge(shadow, vals)
 		}
@@ -239,6 +245,27 @@ func Merge(dst, src map[string]any) {
 		}
 		dst[k] = copyValue(v)
 	}
+}
+
+// leaves appends to out the strings and numbers of v, as strings.
+// Booleans and nulls tell nothing.
+func leaves(out []string, v any) []string {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, e := range t {
+			out = leaves(out, e)
+		}
+	case []any:
+		for _, e := range t {
+			out = leaves(out, e)
+		}
+	case string:
+		out = append(out, t)
+	case bool, nil:
+	default:
+		out = append(out, fmt.Sprint(t))
+	}
+	return out
 }
 
 // shadowOf replaces each leaf of v with mark.

@@ -79,6 +79,9 @@ func TestRead_SecretsStayOutOfTheShadow(t *testing.T) {
 	if !strings.Contains(string(shadow), `"MODE":"shared"`) || !strings.Contains(string(shadow), "Secret db uid-db/7") {
 		t.Errorf("shadow %s, want the ConfigMap's values as they are and the Secret's as its identity and version", shadow)
 	}
+	if got := strings.Join(vals.Secrets, ","); !strings.Contains(got, secretWord) || !strings.Contains(got, "app") || strings.Contains(got, "shared") {
+		t.Errorf("secrets %q, want the Secret's values (to redact) and none of the ConfigMap's", vals.Secrets)
+	}
 }
 
 func TestRead_Problems(t *testing.T) {
