@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -17,13 +18,18 @@ import (
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 )
 
 // ErrReleaseNotFound is returned by Revision for a revision that is not stored.
 var ErrReleaseNotFound = errors.New("release not found")
+
+// ErrUndecodable is returned by Revision for a storage Secret that does not
+// hold a release Helm can decode.
+var ErrUndecodable = errors.New("stored revision does not decode")
 
 // Getter hands out a Client per namespace and identity. It is safe for
 // concurrent use.
@@ -77,6 +83,11 @@ type Access struct {
 	// deleting, tests. Release storage is read and written with the
 	// Getter's own identity. Empty: the Getter's own identity throughout.
 	User string
+	// Owns tells the objects that belong to the release's custom resource:
+	// an upgrade or rollback deletes an object the revision before listed
+	// only when it does, and so does the uninstall of a revision rudder did
+	// not write. Nil: every object.
+	Owns func(metav1.Object) bool
 }
 
 // For returns a Client for the releases stored in a.Scope.Namespace, acting
@@ -99,13 +110,13 @@ func (g *Getter) For(a Access) (*Client, error) {
 	kc.Log, kc.Namespace = debug, ns
 	cfg := &action.Configuration{
 		RESTClientGetter: rcg,
-		KubeClient:       confined{Client: kc, scope: a.Scope},
+		KubeClient:       confined{Client: kc, scope: a.Scope, owns: a.Owns},
 		Releases:         g.store(ns, debug),
 		Capabilities:     caps,
 		Log:              debug,
 		HookOutputFunc:   func(_, _, _ string) io.Writer { return io.Discard },
 	}
-	return &Client{cfg: cfg, namespace: ns, schemas: g.schemas, signer: g.signer}, nil
+	return &Client{cfg: cfg, namespace: ns, schemas: g.schemas, signer: g.signer, secrets: g.clientset.CoreV1().Secrets(ns)}, nil
 }
 
 // store returns Helm's Secret storage of namespace ns on the shared clientset,
@@ -125,6 +136,7 @@ type Client struct {
 	namespace string
 	schemas   *schemas
 	signer    *signer
+	secrets   corev1client.SecretInterface // release storage, read as rudder
 }
 
 // fromHelm is r as rudder reads it, with whether it is signed.
@@ -241,24 +253,34 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 //
 // When the newest revision is one rudder did not write (not Signed), its
 // manifest is not trusted: its hooks do not run, and of the objects it lists
-// only those owned by the custom resource of UID owner are deleted; skipped
-// is called with each object left.
-func (c *Client) Uninstall(name string, labels map[string]string, owner types.UID, skipped func(ref string)) error {
+// only those the custom resource owns (Access.Owns) are deleted. A storage
+// Secret that does not decode is left as it is, and a release none of whose
+// revisions decodes has nothing to uninstall. left is called with each object
+// and storage Secret left behind.
+func (c *Client) Uninstall(name string, labels map[string]string, left func(ref string)) error {
+	undecodable, err := c.undecodable(name)
+	if err != nil {
+		return fmt.Errorf("uninstalling release %q: %w", name, err)
+	}
+	for _, key := range undecodable {
+		left("Secret/" + key + " (a storage Secret that does not decode)")
+	}
 	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
 	defer restore()
+	rels, err := c.cfg.Releases.History(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) || err == nil && len(rels) == 0 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("uninstalling release %q: %w", name, err)
+	}
 	un := action.NewUninstall(c.cfg)
 	un.IgnoreNotFound = true
-	if c.signer != nil {
-		last, err := c.cfg.Releases.Last(name)
-		if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
-			return fmt.Errorf("uninstalling release %q: %w", name, err)
-		}
-		if last != nil && !c.signer.verify(last) {
-			kc, _ := c.cfg.KubeClient.(confined)
-			kc.ownedBy, kc.skipped = owner, skipped
-			c.cfg.KubeClient = kc
-			un.DisableHooks = true
-		}
+	if newest := newestOf(rels); !c.signer.verify(newest) {
+		kc, _ := c.cfg.KubeClient.(confined)
+		kc.ownedOnly, kc.skipped = true, left
+		c.cfg.KubeClient = kc
+		un.DisableHooks = true
 	}
 	if len(labels) > 0 {
 		restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return markingUninstall{Driver: d, labels: labels} })
@@ -416,8 +438,41 @@ func (g *Getter) Revision(ns, name string, revision int) (*Release, error) {
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, fmt.Errorf("release %q revision %d: %w", name, revision, ErrReleaseNotFound)
 	}
+	if err != nil && strings.Contains(err.Error(), "failed to decode") {
+		return nil, fmt.Errorf("%w: release %q revision %d, storage Secret sh.helm.release.v1.%s.v%d: %v",
+			ErrUndecodable, name, revision, name, revision, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
 	}
 	return g.signer.fromHelm(rel), nil
+}
+
+// newestOf returns the revision of rels with the highest number.
+func newestOf(rels []*release.Release) *release.Release {
+	newest := rels[0]
+	for _, r := range rels[1:] {
+		if r.Version > newest.Version {
+			newest = r
+		}
+	}
+	return newest
+}
+
+// undecodable returns the names of the storage Secrets of release name that
+// do not decode, which Helm's history leaves out.
+func (c *Client) undecodable(name string) ([]string, error) {
+	list, err := c.secrets.List(context.Background(), metav1.ListOptions{
+		LabelSelector: "owner=helm,name=" + name,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := range list.Items {
+		if _, err := decodeRelease(list.Items[i].Data["release"]); err != nil {
+			out = append(out, list.Items[i].Name)
+		}
+	}
+	return out, nil
 }

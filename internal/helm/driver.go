@@ -49,12 +49,38 @@ func newSecretsDriver(secrets corev1client.SecretInterface) secretsDriver {
 	return secretsDriver{Secrets: driver.NewSecrets(secrets), secrets: secrets}
 }
 
+// Get reads one revision as Helm's driver does, except that a Secret that
+// does not decode is an error, where Helm's driver dereferences the nil
+// release it decoded and panics.
 func (d secretsDriver) Get(key string) (*release.Release, error) {
-	rel, err := d.Secrets.Get(key)
-	if rel != nil {
-		decodes.Inc()
+	obj, err := d.secrets.Get(context.Background(), key, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, driver.ErrReleaseNotFound
 	}
-	return rel, err
+	if err != nil {
+		return nil, fmt.Errorf("get: failed to get %q: %w", key, err)
+	}
+	rel, err := decodeRelease(obj.Data["release"])
+	if err != nil {
+		return nil, fmt.Errorf("get: failed to decode data %q: %w", key, err)
+	}
+	decodes.Inc()
+	rel.Labels = withoutSystemLabels(obj.Labels)
+	return rel, nil
+}
+
+// withoutSystemLabels returns a storage Secret's labels without those Helm's
+// driver sets itself, as Helm's driver returns a release's labels.
+func withoutSystemLabels(labels map[string]string) map[string]string {
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		switch k {
+		case "name", "owner", "status", "version", "createdAt", "modifiedAt":
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func (d secretsDriver) List(filter func(*release.Release) bool) ([]*release.Release, error) {

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/resource"
 )
 
@@ -85,17 +84,21 @@ func (s Scope) checkAll(rl kube.ResourceList) error {
 // leave such objects alone. It is the one place every Helm action (install,
 // upgrade, rollback, uninstall, hooks, tests) goes through to change the
 // cluster, so a manifest rudder did not render (a forged or foreign revision)
-// cannot reach past the scope either. With OwnedBy set, deletes also leave
-// every object not owned by that custom resource: the uninstall of a revision
-// rudder did not write removes only what rudder made. It also skips Helm's
+// cannot reach past the scope either. An object an upgrade or a rollback
+// would delete (in the revision before, not in the new one) is deleted only
+// when owns says the custom resource owns it; with ownedOnly, so is every
+// object an uninstall deletes: a revision rudder did not write can list
+// objects rudder never made. It also skips Helm's
 // reachability check, a new clientset and a GET /version before every action:
 // the manager's watches already show the API server is there.
 type confined struct {
 	*kube.Client
 	scope Scope
-	// ownedBy, when set, is the UID of the custom resource whose objects
-	// alone may be deleted; skipped, called with each object left alone.
-	ownedBy types.UID
+	// owns tells the objects of the custom resource; nil: every object.
+	owns func(metav1.Object) bool
+	// ownedOnly has deletes leave every object owns does not claim.
+	ownedOnly bool
+	// skipped, when set, is called with each object left alone.
 	skipped func(ref string)
 }
 
@@ -112,14 +115,14 @@ func (c confined) Update(original, target kube.ResourceList, force bool) (*kube.
 	if err := c.scope.checkAll(target); err != nil {
 		return nil, err
 	}
-	return c.Client.Update(c.deletable(original), target, force)
+	return c.Client.Update(c.kept(original, target), target, force)
 }
 
 func (c confined) UpdateThreeWayMerge(original, target kube.ResourceList, force bool) (*kube.Result, error) {
 	if err := c.scope.checkAll(target); err != nil {
 		return nil, err
 	}
-	return c.Client.UpdateThreeWayMerge(c.deletable(original), target, force)
+	return c.Client.UpdateThreeWayMerge(c.kept(original, target), target, force)
 }
 
 func (c confined) Delete(rl kube.ResourceList) (*kube.Result, []error) {
@@ -131,26 +134,45 @@ func (c confined) DeleteWithPropagationPolicy(rl kube.ResourceList, policy metav
 }
 
 // deletable returns the objects of rl that may be deleted: those inside the
-// scope and, with ownedBy set, owned by that resource.
+// scope and, with ownedOnly, owned by the resource.
 func (c confined) deletable(rl kube.ResourceList) kube.ResourceList {
 	return rl.Filter(func(info *resource.Info) bool {
 		if c.scope.checkInfo(info) != nil {
 			c.skip(info)
 			return false
 		}
-		if c.ownedBy == "" {
-			return true
-		}
-		if err := info.Get(); err != nil {
-			return true // gone already, or unreadable: Helm's delete reports it
-		}
-		m, err := meta.Accessor(info.Object)
-		if err != nil || !ownedBy(m, c.ownedBy) {
+		return !c.ownedOnly || c.owned(info)
+	})
+}
+
+// kept returns what of original an update may know of: what lies inside the
+// scope, less the objects it would delete (not in target) that the resource
+// does not own. Helm's update deletes what original lists and target does not.
+func (c confined) kept(original, target kube.ResourceList) kube.ResourceList {
+	return original.Filter(func(info *resource.Info) bool {
+		if c.scope.checkInfo(info) != nil {
 			c.skip(info)
 			return false
 		}
-		return true
+		return target.Contains(info) || c.owned(info)
 	})
+}
+
+// owned reads info's live object and reports whether the resource owns it;
+// an object gone or unreadable counts as owned: Helm's delete reports it.
+func (c confined) owned(info *resource.Info) bool {
+	if c.owns == nil {
+		return true
+	}
+	if err := info.Get(); err != nil {
+		return true
+	}
+	m, err := meta.Accessor(info.Object)
+	if err != nil || !c.owns(m) {
+		c.skip(info)
+		return false
+	}
+	return true
 }
 
 func (c confined) skip(info *resource.Info) {
@@ -162,14 +184,4 @@ func (c confined) skip(info *resource.Info) {
 		kind = info.Mapping.GroupVersionKind.Kind
 	}
 	c.skipped(strings.TrimPrefix(kind+"/"+info.Name, "/"))
-}
-
-// ownedBy reports whether m has an owner reference to uid.
-func ownedBy(m metav1.Object, uid types.UID) bool {
-	for _, ref := range m.GetOwnerReferences() {
-		if ref.UID == uid {
-			return true
-		}
-	}
-	return false
 }

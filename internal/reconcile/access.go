@@ -5,9 +5,11 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/owner"
 )
 
 // Condition reasons of a release that would reach past what its resource
@@ -26,6 +28,13 @@ const (
 	// ReasonRevisionNotSigned: a rollback or a repair would apply the manifest
 	// of a revision rudder did not write (helm CLI, or a forged storage Secret).
 	ReasonRevisionNotSigned = "RevisionNotSigned"
+	// ReasonUninstallLeft (event): an uninstall left objects rudder did not
+	// make (those a revision it did not write lists) or storage Secrets that
+	// do not decode.
+	ReasonUninstallLeft = "UninstallLeftObjects"
+	// ReasonRevisionUndecodable: a storage Secret of the release does not
+	// decode; the message names it.
+	ReasonRevisionUndecodable = "RevisionUndecodable"
 	// ReasonServiceAccountInvalid: the rudder.dev/service-account annotation
 	// does not name a ServiceAccount.
 	ReasonServiceAccountInvalid = "ServiceAccountInvalid"
@@ -35,9 +44,18 @@ const (
 // namespace (and the kind's cluster-scoped kinds), as the account rudder acts
 // as for the resource.
 func (r *Reconciler) access(o *observation) helm.Access {
+	gk := r.Watch.GVK.GroupKind()
 	return helm.Access{
 		Scope: helm.Scope{Namespace: o.release.Namespace, ClusterScoped: r.Watch.ClusterScoped},
 		User:  o.actor.User(),
+		Owns: func(m metav1.Object) bool {
+			obj, ok := m.(client.Object)
+			if !ok {
+				return false
+			}
+			key, ok := owner.Of(obj, gk)
+			return ok && key == o.key
+		},
 	}
 }
 
@@ -84,3 +102,13 @@ func failureReason(err error, fallback string) string {
 	}
 	return fallback
 }
+
+// conditionError is a problem of the resource or its release that no retry
+// gets past, reported in Released with its own reason.
+type conditionError struct {
+	reason string
+	err    error
+}
+
+func (e conditionError) Error() string { return e.err.Error() }
+func (e conditionError) Unwrap() error { return e.err }

@@ -65,7 +65,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.facts.deleting = !obj.GetDeletionTimestamp().IsZero()
 	if actor, err := r.Impersonator.ActorFor(obj); err != nil {
 		if o.facts.valuesErr == nil {
-			o.facts.valuesErr = err
+			o.facts.valuesErr = conditionError{reason: ReasonServiceAccountInvalid, err: err}
 		}
 	} else {
 		o.actor = actor
@@ -129,12 +129,16 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.facts.remediationFailed = o.failure.reason == ReasonRemediationFailed
 
 	if d := o.facts.deployed; d != nil && !o.facts.deleting {
-		if o.deployed, err = r.revisions.get(r.Helm, r.Mapper, o.release, *d); err != nil {
+		if o.deployed, err = r.revisions.get(r.Helm, r.Mapper, o.release, *d); errors.Is(err, helm.ErrUndecodable) {
+			o.facts.valuesErr = conditionError{reason: ReasonRevisionUndecodable, err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
+		} else if err != nil {
 			return nil, fmt.Errorf("reading deployed revision: %w", err)
 		}
 	}
 	if l := failedRevision(o.facts.latest); l != nil && !o.facts.deleting {
-		if o.latest, err = r.revisions.get(r.Helm, r.Mapper, o.release, *l); err != nil {
+		if o.latest, err = r.revisions.get(r.Helm, r.Mapper, o.release, *l); errors.Is(err, helm.ErrUndecodable) {
+			o.facts.valuesErr = conditionError{reason: ReasonRevisionUndecodable, err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
+		} else if err != nil {
 			return nil, fmt.Errorf("reading failed revision: %w", err)
 		}
 	}

@@ -315,6 +315,10 @@ func released(o *observation) metav1.Condition {
 		if valuesfrom.Fixable(f.valuesErr) {
 			c.Reason = ReasonValuesFromNotReady
 		}
+	case errors.As(f.valuesErr, new(conditionError)):
+		var ce conditionError
+		errors.As(f.valuesErr, &ce)
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ce.reason, ce.Error()
 	case f.valuesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesInvalid
 		c.Message = fmt.Sprintf("Cannot compute the release values: %v; fix the watch's overrideValues or the spec", f.valuesErr)

@@ -129,3 +129,35 @@ func TestReconciler_ActsAsTheResourcesServiceAccount(t *testing.T) {
 	}
 	conditionSays(t, gadgetGVK, ns, "lean", reconcile.ConditionReleased, metav1.ConditionTrue, "")
 }
+
+// A storage Secret that does not decode is named in a condition, and the
+// resource can still be deleted: its uninstall leaves that Secret, and says so.
+func TestReconciler_AStorageSecretThatDoesNotDecodeIsNamedAndDeletionCompletes(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	create(t, gadgetGVK, ns, "garbled", map[string]any{"message": "spec"})
+	conditionSays(t, gadgetGVK, ns, "garbled", reconcile.ConditionReleased, metav1.ConditionTrue, "")
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: "sh.helm.release.v1.gadget-garbled.v2",
+			Labels: map[string]string{"owner": "helm", "name": "gadget-garbled", "status": "deployed", "version": "2"},
+		},
+		Type: "helm.sh/release.v1",
+		Data: map[string][]byte{"release": []byte("not a release")},
+	}
+	if err := k8s.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	conditionSays(t, gadgetGVK, ns, "garbled", reconcile.ConditionReleased, metav1.ConditionFalse, reconcile.ReasonRevisionUndecodable,
+		"sh.helm.release.v1.gadget-garbled.v2")
+	if err := k8s.Delete(ctx, testenv.NewObject(gadgetGVK, ns, "garbled", nil)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the Gadget gone", func() error {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "garbled"}, testenv.NewObject(gadgetGVK, ns, "garbled", nil))
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there: %v", err)
+	})
+}

@@ -71,11 +71,11 @@ func (r *Reconciler) uninstallRelease(o *observation) error {
 	}
 	started := time.Now()
 	var left []string
-	err = hc.Uninstall(o.release.Name, mark, o.obj.GetUID(), func(ref string) { left = append(left, ref) })
+	err = hc.Uninstall(o.release.Name, mark, func(ref string) { left = append(left, ref) })
 	r.observeHelm("uninstall", started, err)
 	if len(left) > 0 {
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonRevisionNotSigned, "Uninstall",
-			"The newest revision of release %s was not written by rudder: left %s, which it lists but rudder did not create, and ran none of its hooks",
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallLeft, "Uninstall",
+			"Release %s: left %s; rudder removes only what it made, and applies no manifest it did not write (its hooks did not run); delete what is left by hand if it is not wanted",
 			o.release.Name, strings.Join(left, ", "))
 	}
 	if err != nil {
