@@ -248,18 +248,7 @@ func forgedRevision(t *testing.T, ns, releaseName, chartName string, version int
 	if err != nil {
 		t.Fatal(err)
 	}
-	var zipped bytes.Buffer
-	w, err := gzip.NewWriterLevel(&zipped, gzip.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(raw); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return storageSecret(ns, releaseName, version, []byte(base64.StdEncoding.EncodeToString(zipped.Bytes())))
+	return storageSecret(ns, releaseName, version, []byte(base64.StdEncoding.EncodeToString(gzipped(t, raw))))
 }
 
 // takeoverManifest is the manifest of a forged revision: a Role and a
@@ -543,3 +532,20 @@ func residentMemory(pid int) (int64, error) {
 
 // mib renders bytes in MiB.
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// gzipped is b gzipped, as Helm's storage compresses a release.
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := gzip.NewWriterLevel(&out, gzip.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
