@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,9 +160,9 @@ func testTenancyValuesFrom(t *testing.T, tn *tenancy) {
 		t.Logf("acting as itself, rudder read Secret %s/%s for the tenant, as docs/security.md says of that mode", tn.a, secret)
 	} else {
 		notCopied := func() error {
-			d, err := app.deployment()
-			if err != nil {
-				return nil //nolint:nilerr // no Deployment carries nothing
+			var d appsv1.Deployment
+			if found, err := getJSON(&d, "deployment", name, "-n", tn.a); err != nil || !found {
+				return err
 			}
 			for _, e := range d.Spec.Template.Spec.Containers[0].Env {
 				if e.Value == value {
