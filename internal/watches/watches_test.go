@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -180,6 +181,16 @@ func TestLoad(t *testing.T) {
 			check: func(t *testing.T, got []watches.Watch) {
 				if v := got[0].ValuesFrom; len(v) != 2 || v[0].Name != "defaults" || v[1].TargetPath != "config.PW" || !v[1].Optional {
 					t.Errorf("ValuesFrom = %+v, want the two sources as written", v)
+				}
+			},
+		},
+		{
+			name: "clusterScoped",
+			fsys: fsWith(webApp + "  clusterScoped:\n    - {group: rbac.authorization.k8s.io, kind: ClusterRole}\n"),
+			check: func(t *testing.T, got []watches.Watch) {
+				want := []schema.GroupKind{{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}}
+				if !reflect.DeepEqual(got[0].ClusterScoped, want) {
+					t.Errorf("ClusterScoped = %v, want %v", got[0].ClusterScoped, want)
 				}
 			},
 		},
@@ -561,6 +572,12 @@ func TestLoad_Errors(t *testing.T) {
 			yaml:       webApp + "  valuesFrom:\n    - {kind: Secret, name: db, key: password}\n",
 			wantFields: []string{"valuesFrom"},
 			want:       []string{`unknown field "key"`},
+		},
+		{
+			name:       "clusterScoped kind without a kind",
+			yaml:       webApp + "  clusterScoped:\n    - {group: rbac.authorization.k8s.io}\n",
+			wantFields: []string{"clusterScoped[0].kind"},
+			want:       []string{"is empty; name a cluster-scoped kind the chart renders"},
 		},
 		{
 			name:       "unknown driftDetection mode",
