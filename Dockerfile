@@ -4,7 +4,7 @@
 # module root), so the final image holds nothing but /manager.
 
 # Build on the builder's own platform and cross-compile for the target one.
-FROM --platform=$BUILDPLATFORM golang:1.26 AS builder
+FROM --platform=$BUILDPLATFORM golang:1.27 AS builder
 ARG TARGETOS
 ARG TARGETARCH
 

@@ -2,6 +2,8 @@ module github.com/rudder-operator/rudder
 
 go 1.26.3
 
+toolchain go1.27.3
+
 require (
 	github.com/Masterminds/sprig/v3 v3.3.0
 	github.com/blang/semver/v4 v4.0.0

@@ -2,6 +2,8 @@ module github.com/rudder-operator/rudder/test/monitoring
 
 go 1.26.7
 
+toolchain go1.27.3
+
 require (
 	github.com/prometheus/common v0.72.1
 	github.com/prometheus/prometheus v0.316.0
