@@ -160,13 +160,18 @@ build() {
       install_at_version kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok ;;
     helm)
       install_at_version helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
-    golangci-lint)
-      install_at_version golangci-lint "$GOLANGCI_LINT_VERSION" github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
-    govulncheck)
-      # govulncheck type-checks the standard library of the go command it runs
-      # with: rebuild it when that Go changes.
-      install_at_version govulncheck "$GOVULNCHECK_VERSION" golang.org/x/vuln/cmd/govulncheck \
-        "$GOVULNCHECK_VERSION $(go env GOVERSION)" ;;
+    golangci-lint | govulncheck)
+      # Both type-check rudder's module and the standard library of the Go
+      # that builds it (go.mod's toolchain), and refuse a Go newer than their
+      # own: build them with that Go, and again when it changes.
+      local go_version package version
+      go_version=$(cd "$ROOT" && go env GOVERSION)
+      if [[ $1 == golangci-lint ]]; then
+        package=github.com/golangci/golangci-lint/v2/cmd/golangci-lint version=$GOLANGCI_LINT_VERSION
+      else
+        package=golang.org/x/vuln/cmd/govulncheck version=$GOVULNCHECK_VERSION
+      fi
+      GOTOOLCHAIN=$go_version install_at_version "$1" "$version" "$package" "$version $go_version" ;;
     vulndb)
       build_vulndb ;;
     *)

@@ -128,7 +128,7 @@ func runRBAC(ctx context.Context, args []string, out, errOut io.Writer, config *
 	}
 	if o.output == "json" {
 		for _, n := range notes {
-			fmt.Fprintln(errOut, "note:", n)
+			_, _ = fmt.Fprintln(errOut, "note:", n)
 		}
 		return printJSON(out, objs)
 	}

@@ -439,7 +439,7 @@ func (g *Getter) Revision(ns, name string, revision int) (*Release, error) {
 		return nil, fmt.Errorf("release %q revision %d: %w", name, revision, ErrReleaseNotFound)
 	}
 	if err != nil && strings.Contains(err.Error(), "failed to decode") {
-		return nil, fmt.Errorf("%w: release %q revision %d, storage Secret sh.helm.release.v1.%s.v%d: %v",
+		return nil, fmt.Errorf("%w: release %q revision %d, storage Secret sh.helm.release.v1.%s.v%d: %w",
 			ErrUndecodable, name, revision, name, revision, err)
 	}
 	if err != nil {

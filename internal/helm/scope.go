@@ -125,12 +125,21 @@ func (c confined) UpdateThreeWayMerge(original, target kube.ResourceList, force 
 	return c.Client.UpdateThreeWayMerge(c.kept(original, target), target, force)
 }
 
+// Delete and DeleteWithPropagationPolicy delete what deletable keeps of rl.
+// When it keeps nothing, nothing is sent: Helm's client would fail an empty
+// list ("no objects visited") and with it the uninstall.
 func (c confined) Delete(rl kube.ResourceList) (*kube.Result, []error) {
-	return c.Client.Delete(c.deletable(rl))
+	if rl = c.deletable(rl); len(rl) == 0 {
+		return &kube.Result{}, nil
+	}
+	return c.Client.Delete(rl)
 }
 
 func (c confined) DeleteWithPropagationPolicy(rl kube.ResourceList, policy metav1.DeletionPropagation) (*kube.Result, []error) {
-	return c.Client.DeleteWithPropagationPolicy(c.deletable(rl), policy)
+	if rl = c.deletable(rl); len(rl) == 0 {
+		return &kube.Result{}, nil
+	}
+	return c.Client.DeleteWithPropagationPolicy(rl, policy)
 }
 
 // deletable returns the objects of rl that may be deleted: those inside the

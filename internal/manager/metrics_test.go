@@ -238,7 +238,8 @@ func startMetrics(t *testing.T, bin string, env *envtest.Environment, args ...st
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case err := <-exited:
+			t.Logf("manager exited: %v", err)
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
 		}

@@ -72,7 +72,7 @@ func newRedactingSink(sink logr.LogSink, red func() *redact.Redactor) logr.LogSi
 	return redactingSink{LogSink: sink, red: red}
 }
 
-// Init implements logr.LogSink. The sink wrapped was initialised by the
+// Init implements logr.LogSink. The sink wrapped was initialized by the
 // logger it came from; newRedactingSink accounts for this sink's frame.
 func (s redactingSink) Init(logr.RuntimeInfo) {}
 

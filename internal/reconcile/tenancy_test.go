@@ -158,6 +158,6 @@ func TestReconciler_AStorageSecretThatDoesNotDecodeIsNamedAndDeletionCompletes(t
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("still there: %v", err)
+		return fmt.Errorf("still there: %w", err)
 	})
 }

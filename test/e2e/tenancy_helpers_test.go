@@ -35,8 +35,6 @@ const (
 	tenancyWatches = "test/e2e/testdata/tenancy/watches.yaml"
 	// tenantRole is the tenant's Role and RoleBinding, applied with -n.
 	tenantRole = "test/e2e/testdata/tenancy/tenant.yaml"
-	// deployerRoles are the Roles of a lockdown account, one per kind.
-	deployerRoles = "test/e2e/testdata/tenancy/deployer-roles.yaml"
 )
 
 const (
@@ -118,7 +116,7 @@ func newTenancy(t *testing.T, m tenancyMode, op *operator, c string) *tenancy {
 	createNamespaces(t, tn.a, tn.b)
 	kubectl(t, "apply", "-n", tn.a, "-f", filepath.Join(root, tenantRole))
 	if m.lockdown {
-		tn.bindDeployer(tn.a)
+		tn.bindDeployer(tn.a, deployerKinds(c)...)
 	}
 	for _, can := range []struct {
 		verb, resource, ns string
@@ -140,16 +138,28 @@ func newTenancy(t *testing.T, m tenancyMode, op *operator, c string) *tenancy {
 	return tn
 }
 
-// bindDeployer creates ServiceAccount deployer in ns with the Roles of
-// rudder's kinds (testdata/tenancy/deployer-roles.yaml).
-func (tn *tenancy) bindDeployer(ns string) {
-	tn.t.Helper()
-	kubectl(tn.t, "create", "serviceaccount", deployer, "-n", ns)
-	kubectl(tn.t, "apply", "-n", ns, "-f", filepath.Join(root, deployerRoles))
-	for _, kind := range []string{"webapp", "network", "database"} {
-		kubectl(tn.t, "create", "rolebinding", "deployer-"+kind, "-n", ns, "--role=rudder-"+kind,
-			"--serviceaccount="+ns+":"+deployer)
+// deployerKinds are the kinds whose Roles case c's lockdown account holds.
+// The values-from case's namespace serves WebApps only: an account for a kind
+// whose chart renders no Secret holds no right on Secrets, which is what keeps
+// a tenant from reading one through valuesFrom. (A Database's account may
+// write Secrets, its credentials, and so may read them.)
+func deployerKinds(c string) []string {
+	if c == "values-from" {
+		return []string{"webapp"}
 	}
+	return []string{"webapp", "network", "database"}
+}
+
+// bindDeployer creates ServiceAccount deployer in ns with the Roles of
+// kinds, as docs/security.md says to: what `rudder rbac` prints.
+func (tn *tenancy) bindDeployer(ns string, kinds ...string) {
+	tn.t.Helper()
+	args := append(append([]string{"rbac"}, kinds...), "-n", ns, "--service-account", deployer)
+	roles, err := run("rudder", args...)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	apply(tn.t, roles)
 }
 
 // account is the user rudder should act as in ns: the lockdown account, or

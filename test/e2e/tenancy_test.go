@@ -29,7 +29,7 @@ import (
 //
 // Every case runs in both modes: rudder acting as itself, and in lockdown
 // (--default-service-account=deployer, the account of each tenant namespace
-// bound to the Roles of testdata/tenancy/deployer-roles.yaml). Each mode has
+// bound to the Roles `rudder rbac` prints). Each mode has
 // its own operator over the namespaces of its cases, which run in parallel.
 func TestTenancy(t *testing.T) {
 	t.Parallel() // its own operators over its own namespaces
@@ -136,7 +136,7 @@ func testTenancyForgedDrift(t *testing.T, tn *tenancy) {
 // Attack 3: rudder.dev/values-from naming a Secret of the tenant's
 // namespace that the tenant may not read, placed into the Deployment's
 // environment through config. Acting as itself, rudder reads it (the
-// documented behaviour of that mode: a resource's author reads what rudder
+// documented behavior of that mode: a resource's author reads what rudder
 // may read), and says whom it acted as. In lockdown, the account may not
 // read it: Released False (Forbidden), and the Deployment never carries the
 // value. Either way the value is in no status and no event.
@@ -193,6 +193,9 @@ func testTenancyValuesFrom(t *testing.T, tn *tenancy) {
 // it exists (the refusal reads the same for one that does not).
 func testTenancyDependsOn(t *testing.T, tn *tenancy) {
 	word := "b-only-" + randomWord(t)
+	if tn.mode.lockdown {
+		tn.bindDeployer(tn.b, "database") // b's admin serves its own Database
+	}
 	// Not Ready: it waits for a WebApp named after the word, which never comes.
 	apply(t, toJSON(map[string]any{
 		"apiVersion": "database.my.domain/v1", "kind": "Database",
@@ -404,7 +407,7 @@ func testTenancyServiceAccount(t *testing.T, tn *tenancy) {
 	var annotations map[string]string
 	if !tn.mode.lockdown {
 		annotations = map[string]string{"rudder.dev/service-account": deployer}
-		tn.bindDeployer(tn.a)
+		tn.bindDeployer(tn.a, deployerKinds("service-account")...)
 		plain := newApp(t, tn.a, "plain")
 		tn.tenantCreates(webAppObject(tn.a, "plain", nil))
 		plain.waitServing(1, "nginx:1.21", 1)
@@ -464,7 +467,7 @@ func helmAttempts(log, ns, name string) int {
 }
 
 // Attack 6: caches hold what merely carries rudder's labels. 60 ConfigMaps
-// of 400 KB labelled rudder.dev/release in a watched namespace raise the
+// of 400 KB labeled rudder.dev/release in a watched namespace raise the
 // resident memory of the manager (VmRSS of its process) by less than 10
 // MiB. Each mode has an operator of its own, so that the memory is this
 // test's alone.
@@ -513,7 +516,7 @@ func TestTenancy_CacheMemory(t *testing.T) {
 			for i := 0; i < count; i += 10 { // requests of 4 MB
 				kubectl(t, "create", "-f", writeManifest(t, map[string]any{"apiVersion": "v1", "kind": "List", "items": items[i : i+10]}))
 			}
-			t.Logf("created %d ConfigMaps of %d KiB labelled %s=x in %s; manager RSS before: %s", count, size>>10, label, b, mib(before))
+			t.Logf("created %d ConfigMaps of %d KiB labeled %s=x in %s; manager RSS before: %s", count, size>>10, label, b, mib(before))
 
 			var samples []string
 			var after, peak int64
@@ -526,7 +529,7 @@ func TestTenancy_CacheMemory(t *testing.T) {
 			}
 			t.Logf("manager RSS every 2 s over %s: %s", settle, strings.Join(samples, ", "))
 			if grew := after - before; grew >= limit {
-				t.Errorf("the manager's resident memory grew by %s (%s to %s, peak %s) with %d ConfigMaps of %d KiB labelled %s in %s; want less than %s",
+				t.Errorf("the manager's resident memory grew by %s (%s to %s, peak %s) with %d ConfigMaps of %d KiB labeled %s in %s; want less than %s",
 					mib(grew), mib(before), mib(after), mib(peak), count, size>>10, label, b, mib(limit))
 			}
 		})

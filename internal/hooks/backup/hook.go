@@ -367,7 +367,7 @@ func (h *Hook) Finalize(ctx context.Context, obj *unstructured.Unstructured) err
 		}
 		for i := range claims.Items {
 			c := &claims.Items[i]
-			if !hook.IsGeneratedFor(obj, c) && !(v.release && hook.MadeByRelease(obj, c)) {
+			if ours := hook.IsGeneratedFor(obj, c) || v.release && hook.MadeByRelease(obj, c); !ours {
 				continue // another's claim that carries the labels
 			}
 			if err := hook.Acting(ctx, h.Client).Delete(ctx, c, client.Preconditions{UID: &c.UID}); client.IgnoreNotFound(err) != nil {
