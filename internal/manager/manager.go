@@ -31,7 +31,6 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/identity"
 	"github.com/rudder-operator/rudder/internal/liveness"
-	"github.com/rudder-operator/rudder/internal/memlimit"
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/storage"
@@ -49,7 +48,6 @@ func Run(ctx context.Context, opts Options) error {
 	log = withoutBodies(log)
 	ctrl.SetLogger(log)
 	klog.SetLogger(log.WithName("client-go"))
-	memlimit.Set("/sys/fs/cgroup", log)
 	mgr, err := New(opts, log)
 	if err != nil {
 		return err
