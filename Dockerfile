@@ -26,14 +26,11 @@ COPY internal/ internal/
 # Static (no cgo) so it runs on distroless/static; -trimpath and -s -w keep
 # build paths and debug symbols out of the image.
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags="-s -w" -o /manager ./cmd/manager && chmod 0555 /manager
+    go build -trimpath -ldflags="-s -w" -o /manager ./cmd/manager
 
 FROM gcr.io/distroless/static:nonroot
 WORKDIR /
-# Owned by the user it runs as, so that the kernel pages out the binary's
-# start-up pages when rudder asks (internal/startpages); read-only all the same,
-# and the deployment's root filesystem is read-only too.
-COPY --from=builder --chown=65532:65532 /manager /manager
+COPY --from=builder /manager /manager
 # 65532 is distroless's "nonroot" user; numeric so that runAsNonRoot can verify it.
 USER 65532:65532
 ENTRYPOINT ["/manager"]

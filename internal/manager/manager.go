@@ -31,10 +31,8 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/identity"
 	"github.com/rudder-operator/rudder/internal/liveness"
-	"github.com/rudder-operator/rudder/internal/memlimit"
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile"
-	"github.com/rudder-operator/rudder/internal/startpages"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -50,32 +48,12 @@ func Run(ctx context.Context, opts Options) error {
 	log = withoutBodies(log)
 	ctrl.SetLogger(log)
 	klog.SetLogger(log.WithName("client-go"))
-	memlimit.Set("/sys/fs/cgroup", log)
 	mgr, err := New(opts, log)
 	if err != nil {
 		return err
 	}
 	log.Info("Starting rudder", "watches", watchesSource(opts), "namespaces", opts.Namespaces, "shard", opts.Shard.String())
-	go releaseStartPages(ctx, mgr, log)
 	return mgr.Start(ctx)
-}
-
-// releaseStartPages pages out the binary's code and data once the caches have
-// synced: what start-up alone ran is then no longer resident (startpages).
-func releaseStartPages(ctx context.Context, mgr ctrl.Manager, log logr.Logger) {
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return
-	}
-	before, after, err := startpages.Release()
-	if errors.Is(err, startpages.ErrUnsupported) {
-		log.V(1).Info("Kept the binary's start-up pages resident", "reason", err.Error())
-		return
-	}
-	if err != nil {
-		log.Info("Kept the binary's start-up pages resident", "reason", err.Error())
-		return
-	}
-	log.V(1).Info("Paged out the binary's start-up pages", "residentFileMiBBefore", before>>20, "residentFileMiBAfter", after>>20)
 }
 
 // New builds a manager from opts, with one release reconciler per watched
