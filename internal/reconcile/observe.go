@@ -72,7 +72,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	}
 	if o.facts.valuesErr == nil && !o.facts.deleting {
 		var fixable valuesFromError
-		if err := r.readValuesFrom(ctx, o); errors.As(err, &fixable) {
+		if err := r.readValuesFrom(ctx, o); errors.As(err, &fixable) || errors.As(err, new(conditionError)) {
 			o.facts.valuesErr = err
 		} else if err != nil {
 			return nil, err

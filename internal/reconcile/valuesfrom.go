@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -52,6 +53,11 @@ func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 	r.secrets.set(o.key, redact.New(vals.Secrets...))
 	if valuesfrom.Fixable(err) {
 		return valuesFromError{err}
+	}
+	if apierrors.IsForbidden(err) {
+		// The account rudder acts as may not read a source: no retry helps
+		// until its Role or the sources change.
+		return conditionError{reason: ReasonForbidden, err: fmt.Errorf("reading the release values from ConfigMaps and Secrets: %w", err)}
 	}
 	if err != nil {
 		return err
