@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kblabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -36,17 +39,56 @@ func init() {
 }
 
 // secretsDriver is Helm's Secret storage driver in Helm's own format, with
-// two changes: it counts every revision it decodes, and it writes revisions
+// three changes: it counts every revision it decodes; it writes revisions
 // through pooled gzip writers at the default level, where Helm makes a new
 // writer at the best level for every write — a third of all that rudder
-// allocated in a wave of installs, for a few percent of size.
+// allocated in a wave of installs, for a few percent of size; and its Update
+// is conditional on the resourceVersion at which it last read or wrote the
+// revision (readVersions), where Helm's overwrites whatever is stored, a
+// concurrent `helm` CLI write included.
 type secretsDriver struct {
 	*driver.Secrets
 	secrets corev1client.SecretInterface
+	read    *readVersions
 }
 
 func newSecretsDriver(secrets corev1client.SecretInterface) secretsDriver {
-	return secretsDriver{Secrets: driver.NewSecrets(secrets), secrets: secrets}
+	return secretsDriver{Secrets: driver.NewSecrets(secrets), secrets: secrets, read: &readVersions{}}
+}
+
+// readVersions holds, by storage key, the resourceVersion of the storage
+// Secret as a driver last read or wrote it. A driver lives as long as one
+// Helm client (one reconcile), so it holds the revisions of one action or a
+// few: Helm's upgrade reads the deployed revision and then updates it to
+// superseded; rudder's Label and Unlock read a revision and update it. Helm's
+// actions may write from a goroutine of their own, hence the lock.
+type readVersions struct {
+	mu    sync.Mutex
+	byKey map[string]string
+}
+
+// set records that the Secret key was read or written at resourceVersion rv.
+func (r *readVersions) set(key, rv string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byKey == nil {
+		r.byKey = map[string]string{}
+	}
+	r.byKey[key] = rv
+}
+
+// of returns the resourceVersion key was last read or written at; "" when
+// this driver has not read it.
+func (r *readVersions) of(key string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byKey[key]
+}
+
+func (r *readVersions) forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.byKey, key)
 }
 
 // Get reads one revision as Helm's driver does, except that a Secret that
@@ -65,6 +107,7 @@ func (d secretsDriver) Get(key string) (*release.Release, error) {
 		return nil, fmt.Errorf("get: failed to decode data %q: %w", key, err)
 	}
 	decodes.Inc()
+	d.read.set(key, obj.ResourceVersion)
 	rel.Labels = withoutSystemLabels(obj.Labels)
 	return rel, nil
 }
@@ -83,17 +126,68 @@ func withoutSystemLabels(labels map[string]string) map[string]string {
 	return out
 }
 
+// List reads every revision of the namespace and returns those filter
+// keeps, as Helm's driver does. A Secret that does not decode is left out.
 func (d secretsDriver) List(filter func(*release.Release) bool) ([]*release.Release, error) {
-	var n float64
-	rels, err := d.Secrets.List(func(r *release.Release) bool { n++; return filter(r) })
-	decodes.Add(n)
-	return rels, err
+	list, err := d.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm"})
+	if err != nil {
+		return nil, fmt.Errorf("list: failed to list: %w", err)
+	}
+	var rels []*release.Release
+	for i := range list.Items {
+		if rls := d.decode(&list.Items[i], "list"); rls != nil && filter(rls) {
+			rels = append(rels, rls)
+		}
+	}
+	return rels, nil
 }
 
+// Query reads the revisions labels select, as Helm's driver does. A Secret
+// that does not decode is left out.
 func (d secretsDriver) Query(labels map[string]string) ([]*release.Release, error) {
-	rels, err := d.Secrets.Query(labels)
-	decodes.Add(float64(len(rels)))
-	return rels, err
+	items, err := d.query(labels)
+	if err != nil {
+		return nil, err
+	}
+	rels := make([]*release.Release, 0, len(items))
+	for i := range items {
+		if rls := d.decode(&items[i], "query"); rls != nil {
+			rels = append(rels, rls)
+		}
+	}
+	return rels, nil
+}
+
+// query lists the storage Secrets labels select; none is ErrReleaseNotFound.
+func (d secretsDriver) query(labels map[string]string) ([]corev1.Secret, error) {
+	for _, v := range labels {
+		if errs := validation.IsValidLabelValue(v); len(errs) != 0 {
+			return nil, fmt.Errorf("invalid label value: %q: %s", v, strings.Join(errs, "; "))
+		}
+	}
+	list, err := d.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: kblabels.SelectorFromSet(labels).String()})
+	if err != nil {
+		return nil, fmt.Errorf("query: failed to query with labels: %w", err)
+	}
+	if len(list.Items) == 0 {
+		return nil, driver.ErrReleaseNotFound
+	}
+	return list.Items, nil
+}
+
+// decode returns the revision storage Secret s holds, with its labels, and
+// records the resourceVersion it was read at; nil, logged, when it does not
+// decode.
+func (d secretsDriver) decode(s *corev1.Secret, op string) *release.Release {
+	rls, err := decodeRelease(s.Data["release"])
+	if err != nil {
+		d.Log("%s: failed to decode release %s: %s", op, s.Name, err)
+		return nil
+	}
+	decodes.Inc()
+	d.read.set(s.Name, s.ResourceVersion)
+	rls.Labels = s.Labels
+	return rls
 }
 
 // unstored is a storage driver that knows release name has no stored
@@ -136,25 +230,33 @@ func (d secretsDriver) Create(key string, rls *release.Release) error {
 	if err != nil {
 		return fmt.Errorf("create: failed to encode release %q: %w", rls.Name, err)
 	}
-	_, err = d.secrets.Create(context.Background(), obj, metav1.CreateOptions{})
+	created, err := d.secrets.Create(context.Background(), obj, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return driver.ErrReleaseExists
 	}
 	if err != nil {
 		return fmt.Errorf("create: failed to create: %w", err)
 	}
+	d.read.set(key, created.ResourceVersion)
 	return nil
 }
 
-// Update replaces a stored revision, as Helm's driver does.
+// Update replaces a stored revision, as Helm's driver does, but only as this
+// driver last read or wrote it: when the Secret changed since (the helm CLI
+// wrote it, say), the update fails with the API server's Conflict and what
+// is stored stays. A revision this driver has not read is replaced
+// unconditionally, as Helm's driver replaces it.
 func (d secretsDriver) Update(key string, rls *release.Release) error {
 	obj, err := secretOf(key, rls, "modifiedAt")
 	if err != nil {
 		return fmt.Errorf("update: failed to encode release %q: %w", rls.Name, err)
 	}
-	if _, err := d.secrets.Update(context.Background(), obj, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("update: failed to update: %w", err)
+	obj.ResourceVersion = d.read.of(key)
+	updated, err := d.secrets.Update(context.Background(), obj, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("update: failed to update %q: %w", key, err)
 	}
+	d.read.set(key, updated.ResourceVersion)
 	return nil
 }
 
@@ -168,6 +270,7 @@ func (d secretsDriver) Delete(key string) (*release.Release, error) {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("delete: failed to delete: %w", err)
 	}
+	d.read.forget(key)
 	return nil, nil
 }
 

@@ -4,21 +4,15 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kblabels "k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // leanQuerier answers a release's history query with only some revisions
@@ -59,35 +53,24 @@ func isHistoryQuery(labels map[string]string) bool {
 // labeled deployed. A revision that does not decode is left out, as Helm
 // leaves it out.
 func (d secretsDriver) QueryLean(labels map[string]string) ([]*release.Release, error) {
-	for _, v := range labels {
-		if errs := validation.IsValidLabelValue(v); len(errs) != 0 {
-			return nil, fmt.Errorf("invalid label value: %q: %s", v, strings.Join(errs, "; "))
-		}
-	}
-	list, err := d.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: kblabels.SelectorFromSet(labels).String()})
+	items, err := d.query(labels)
 	if err != nil {
-		return nil, fmt.Errorf("query: failed to query with labels: %w", err)
+		return nil, err
 	}
-	if len(list.Items) == 0 {
-		return nil, driver.ErrReleaseNotFound
-	}
-	items := list.Items
 	slices.SortFunc(items, func(a, b corev1.Secret) int { return cmp.Compare(versionLabel(&b), versionLabel(&a)) })
 	rels := make([]*release.Release, 0, len(items))
 	haveNewest := false
 	for i := range items {
 		s := &items[i]
 		if v := versionLabel(s); haveNewest && v > 0 && s.Labels["status"] != release.StatusDeployed.String() {
+			d.read.set(s.Name, s.ResourceVersion)
 			rels = append(rels, outline(s, v))
 			continue
 		}
-		rls, err := decodeRelease(s.Data["release"])
-		if err != nil {
-			d.Log("query: failed to decode release: %s", err)
+		rls := d.decode(s, "query")
+		if rls == nil {
 			continue
 		}
-		decodes.Inc()
-		rls.Labels = s.Labels
 		rels = append(rels, rls)
 		haveNewest = true
 	}

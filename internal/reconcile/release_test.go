@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -310,6 +311,32 @@ func TestReconciler_RenderFailureIsReportedThenRecovers(t *testing.T) {
 			return err
 		}
 		return conditionIs(cr, "Released", metav1.ConditionTrue, reconcile.ReasonInstallSucceeded)
+	})
+}
+
+// An error longer than a condition message may be (metav1.Condition's
+// 32768 characters) is cut to fit: the status is written all the same.
+func TestReconciler_CutsAConditionMessageToFit(t *testing.T) {
+	ns := namespace(t)
+	why := strings.Repeat("ü", 40000) // two bytes each: the API server counts characters
+	if err := k8s.Create(ctx, testenv.NewObject(gadgetGVK, ns, "verbose", map[string]any{"fail": why})); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "install failure in status", func() error {
+		cr := get(t, gadgetGVK, ns, "verbose")
+		if err := conditionIs(cr, "Released", metav1.ConditionFalse, reconcile.ReasonInstallFailed); err != nil {
+			return err
+		}
+		msg := testenv.Condition(cr, "Released").Message
+		switch {
+		case !strings.Contains(msg, why[:2000]):
+			return fmt.Errorf("Released message %.100q... does not say why", msg)
+		case !strings.HasSuffix(msg, "… (cut)") || !utf8.ValidString(msg):
+			return fmt.Errorf("Released message ...%q is not cut at a character, with the mark", msg[len(msg)-40:])
+		case utf8.RuneCountInString(msg) != 32768:
+			return fmt.Errorf("Released message has %d characters, want 32768", utf8.RuneCountInString(msg))
+		}
+		return nil
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -116,6 +117,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Dura
 		next[k] = v
 	}
 	next = redactAll(next, r.secrets.of(o.key)).(map[string]any)
+	fitConditions(next)
 	// The cache may not show our last write yet: skipping is safe only when
 	// it shows exactly what we last wrote (or nothing was written since start).
 	if equality.Semantic.DeepEqual(current, next) && r.written.shows(o.key, o.obj.GetResourceVersion()) {
@@ -142,6 +144,61 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Dura
 	}
 	r.written.set(o.key, patched.GetResourceVersion(), r.now())
 	return 0, nil
+}
+
+// maxConditionMessage is the most characters a condition's message may hold:
+// metav1.Condition's limit, which the CRDs rudder generates carry
+// (internal/crdgen). The API server refuses a whole status write for one
+// longer message, and an error (a chart's failed render, a hook's) can be.
+const maxConditionMessage = 32768
+
+// cutMark ends a condition message cut to fit.
+const cutMark = "… (cut)"
+
+// fitConditions cuts every condition message of status (a status as
+// written) that is longer than maxConditionMessage characters, counted as
+// the API server counts them (runes), to fit, ending it with cutMark. It
+// runs after redaction, so that a cut never leaves part of a redacted value
+// behind. It changes no map or list of status in place: they may be the
+// cached resource's.
+func fitConditions(status map[string]any) {
+	list, _ := status["conditions"].([]any)
+	var out []any
+	for i, item := range list {
+		c, _ := item.(map[string]any)
+		msg, _ := c["message"].(string)
+		if utf8.RuneCountInString(msg) <= maxConditionMessage {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(list)
+		}
+		cut := make(map[string]any, len(c))
+		for k, v := range c {
+			cut[k] = v
+		}
+		cut["message"] = cutMessage(msg, maxConditionMessage)
+		out[i] = cut
+	}
+	if out != nil {
+		status["conditions"] = out
+	}
+}
+
+// cutMessage returns msg cut to at most limit runes, ending with cutMark
+// when cut. It cuts between runes, so valid UTF-8 stays valid.
+func cutMessage(msg string, limit int) string {
+	if utf8.RuneCountInString(msg) <= limit {
+		return msg
+	}
+	keep, n := limit-utf8.RuneCountInString(cutMark), 0
+	for i := range msg {
+		if n == keep {
+			return msg[:i] + cutMark
+		}
+		n++
+	}
+	return msg
 }
 
 // mergePatch returns a JSON merge patch turning current into next. It sends

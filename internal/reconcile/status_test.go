@@ -3,9 +3,11 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -193,3 +195,40 @@ func (fakeHook) Reconcile(context.Context, *unstructured.Unstructured, map[strin
 	return hook.Result{}, nil
 }
 func (fakeHook) Finalize(context.Context, *unstructured.Unstructured) error { return nil }
+
+func TestFitConditions(t *testing.T) {
+	long := strings.Repeat("ü", maxConditionMessage+1)
+	exact := strings.Repeat("ü", maxConditionMessage)
+	tests := []struct {
+		name string
+		msg  any
+		want any
+	}{
+		{name: "short", msg: "Revision 2 is deployed", want: "Revision 2 is deployed"},
+		{name: "at the limit", msg: exact, want: exact},
+		{name: "over the limit", msg: long,
+			want: strings.Repeat("ü", maxConditionMessage-utf8.RuneCountInString(cutMark)) + cutMark},
+		{name: "no message", msg: nil, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cond := map[string]any{"type": "Released", "message": tt.msg}
+			if tt.msg == nil {
+				delete(cond, "message")
+			}
+			list := []any{cond}
+			status := map[string]any{"conditions": list}
+			fitConditions(status)
+			got := status["conditions"].([]any)[0].(map[string]any)["message"]
+			if got != tt.want {
+				t.Errorf("message %.40q... (%d characters), want %.40q...", got, utf8.RuneCountInString(fmt.Sprint(got)), tt.want)
+			}
+			if cond["message"] != tt.msg && tt.msg != nil {
+				t.Error("the condition read was changed in place")
+			}
+			if s, ok := got.(string); ok && (!utf8.ValidString(s) || utf8.RuneCountInString(s) > maxConditionMessage) {
+				t.Errorf("message is not valid UTF-8 of at most %d characters", maxConditionMessage)
+			}
+		})
+	}
+}
