@@ -136,10 +136,13 @@ func TestShare_LeavesIdentitiesAlone(t *testing.T) {
 	a.UID, b.UID = "0b5c6a4e-1111-4a40-9d3e-5a1f0b2c3d4e", "0b5c6a4e-1111-4a40-9d3e-5a1f0b2c3d4e"
 	a.ResourceVersion, b.ResourceVersion = "4711", "4711"
 	a, b = decoded(t, a), decoded(t, b)
+	// The decoder may already hand out one copy of equal short strings (Go
+	// 1.27's does): what Share must do is leave each object's as it was.
+	uid, rv := string(b.UID), b.ResourceVersion
 	Share(a)
 	Share(b)
-	if sameBytes(string(a.UID), string(b.UID)) || sameBytes(a.ResourceVersion, b.ResourceVersion) {
-		t.Error("a UID or resourceVersion is shared: each object has its own, and a shared copy costs more")
+	if !sameBytes(string(b.UID), uid) || !sameBytes(b.ResourceVersion, rv) {
+		t.Error("a UID or resourceVersion was replaced by a shared copy: each object has its own, and a shared copy costs more")
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"uid": string([]byte("x-1")), "resourceVersion": string([]byte("12"))}}}
 	want := u.DeepCopy()
