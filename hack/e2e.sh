@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the end-to-end tests and the short benchmark (go test -tags e2e -p 1
-# ./test/e2e/... ./test/bench/, or the go test arguments given after TIMEOUT)
-# against the local cluster of hack/cluster-up.sh.
+# ./test/e2e/... ./test/bench/, then the acceptance tests again with rudder in
+# lockdown; or only the go test arguments given after TIMEOUT) against the
+# local cluster of hack/cluster-up.sh.
 #
 # Usage: hack/e2e.sh TIMEOUT        e.g. hack/e2e.sh 40m
 #
@@ -75,6 +76,11 @@ show_component_logs() {
   done
 }
 
+# LOCKDOWN_TESTS are the acceptance tests run again in lockdown: the seed's
+# WebApp and its commands and troubleshooting, a Database's life, values from
+# ConfigMaps and Secrets, depends-on, helm CLI interop and rollback.
+LOCKDOWN_TESTS='TestWebApp_Seed|TestSeed_Troubleshooting|TestDatabase_Lifecycle|TestValuesFrom_ConfigMapAndSecret|TestDependsOn_WebAppWaitsForItsDatabase|TestLifecycle_OutOfBandHelmDetected|TestLifecycle_RollbackHoldsAcrossRestarts'
+
 main() {
   local timeout=${1:?usage: hack/e2e.sh TIMEOUT [GO TEST ARGS...] (e.g. 40m)}
   shift
@@ -84,8 +90,11 @@ main() {
   # t.Parallel() and run together once the others are done; they mostly wait
   # on the cluster, so more of them than cores is the point.
   # `make bench` passes its own.
-  local args=("$@")
-  ((${#args[@]})) || args=(-tags e2e -p 1 -parallel 8 -v ./test/e2e/... ./test/bench/)
+  local args=("$@") lockdown_pass=false
+  if ((${#args[@]} == 0)); then
+    args=(-tags e2e -p 1 -parallel 8 -v ./test/e2e/... ./test/bench/)
+    lockdown_pass=true
+  fi
   cd "$ROOT"
 
 
@@ -96,6 +105,16 @@ main() {
   output=$(mktemp -t rudder-e2e-output.XXXXXX)
   KUBECONFIG=$CLUSTER/kubeconfig RUDDER_MANAGER_BIN=${RUDDER_MANAGER_BIN:-$ROOT/bin/manager} RUDDER_BASELINE_BIN=${RUDDER_BASELINE_BIN:-$ROOT/bin/baseline} \
     go test -count=1 -timeout "$timeout" "${args[@]}" 2>&1 | tee "$output" || status=$?
+
+  # The acceptance tests once more, with rudder in lockdown: every operator
+  # acts for a resource as the ServiceAccount deployer of its namespace,
+  # bound to what `rudder rbac` prints (test/e2e/lockdown_test.go).
+  if ((status == 0)) && [[ $lockdown_pass == true ]]; then
+    log "the acceptance tests again, rudder in lockdown (--default-service-account=deployer)"
+    RUDDER_E2E_SERVICE_ACCOUNT=deployer KUBECONFIG=$CLUSTER/kubeconfig \
+      RUDDER_MANAGER_BIN=${RUDDER_MANAGER_BIN:-$ROOT/bin/manager} RUDDER_BASELINE_BIN=${RUDDER_BASELINE_BIN:-$ROOT/bin/baseline} \
+      go test -count=1 -timeout "$timeout" -tags e2e -p 1 -parallel 8 -v -run "$LOCKDOWN_TESTS" ./test/e2e/ 2>&1 | tee "$output" || status=$?
+  fi
 
   if ((status != 0)); then
     log "go test failed with status $status; control-plane logs follow"

@@ -99,6 +99,9 @@ func setUp() error {
 		return err
 	}
 
+	if err := bindLockdownAccount("default"); err != nil {
+		return err
+	}
 	if logDir, err = os.MkdirTemp("", "rudder-e2e-"); err != nil {
 		return err
 	}

@@ -31,6 +31,9 @@ func createNamespaces(t *testing.T, nss ...string) {
 	deleteNamespaces(t, nss...)
 	for _, ns := range nss {
 		kubectl(t, "create", "namespace", ns)
+		if err := bindLockdownAccount(ns); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() { deleteNamespaces(t, nss...) })
 }

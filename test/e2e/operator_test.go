@@ -53,7 +53,7 @@ func startOperator(name string, namespaces []string, args ...string) (*operator,
 // startOperatorWith starts an operator with the environment env (which
 // should set WATCH_NAMESPACE) and args, and waits until it is ready.
 func startOperatorWith(name string, env []string, args ...string) (*operator, error) {
-	o := &operator{name: name, env: env, args: args}
+	o := &operator{name: name, env: env, args: lockdownArgs(args)}
 	if err := o.start(); err != nil {
 		return o, err
 	}
