@@ -21,11 +21,7 @@ import (
 // in between is not overwritten, and the write fails with the API server's
 // Conflict. Against a real API server, which is what enforces it.
 func TestSecretsDriver_Update(t *testing.T) {
-	env, cfg, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testenv.StartFor(t)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -39,11 +39,7 @@ func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj clie
 // cache of the releases' objects must hold none of their data, and grow by
 // less than 10 MiB.
 func TestNewCache_HoldsOnlyMetadataOfLabeledObjects(t *testing.T) {
-	env, cfg, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testenv.StartFor(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	k8s, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})

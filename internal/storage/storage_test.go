@@ -20,11 +20,7 @@ import (
 // owner=helm, with data and a large annotation, is held as its name, UID
 // and labels, which History reads, and nothing else.
 func TestNewCache_HoldsIdentityAndLabels(t *testing.T) {
-	env, cfg, err := testenv.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testenv.StartFor(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	k8s, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})

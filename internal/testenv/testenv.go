@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -114,4 +115,16 @@ func Tool(name string) (string, error) {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// StartFor starts an API server for one test, as Start does, stopped when the
+// test ends, and returns its REST config; a failure to start fails t.
+func StartFor(t testing.TB, extraCRDDirs ...string) *rest.Config {
+	t.Helper()
+	env, cfg, err := Start(extraCRDDirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	return cfg
 }
