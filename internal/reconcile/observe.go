@@ -45,7 +45,8 @@ type observation struct {
 	drift     *[]string // in warn mode, the objects that differ, once compared
 
 	awaitingTest bool          // the kind's test.enable tests the deployed revision once Ready
-	testRun      *helm.TestRun // this reconcile's run of the chart tests
+	testRun      *helm.TestRun // the run of the chart tests this reconcile recorded
+	testRunning  *testRun      // the run of the chart tests under way
 	testNotRun   string        // why a test request could not be answered
 	testHandled  string        // the AnnotationTestRequestedAt value this reconcile answered
 	lastTest     string        // the message of this process's last test run of the release

@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/rudder-operator/rudder/internal/depends"
@@ -91,6 +93,7 @@ type Reconciler struct {
 	states      states
 	noticed     noticed
 	tested      testedRuns
+	testsDone   chan event.GenericEvent // the end of each chart test run
 	secrets     secretValues
 }
 
@@ -274,6 +277,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.chartDigest = helm.ChartDigest(chrt)
 	r.initSeries()
+	r.testsDone = make(chan event.GenericEvent)
 	if err := r.registerCollector(); err != nil {
 		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
 	}
@@ -281,6 +285,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(r.Watch.GVK.Kind).
 		For(r.newObject(), builder.WithPredicates(forPredicate(r.Watch.Selector, Finalizer))).
 		WatchesRawSource(source.Kind[client.Object](r.Storage, storage.Object(), r.releaseHandler())).
+		WatchesRawSource(source.Channel(r.testsDone, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles})
 	if err := r.watchDependencies(mgr, b); err != nil {
 		return fmt.Errorf("kind %s: watching dependencies: %w", r.Watch.GVK.Kind, err)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/storage"
@@ -38,7 +39,8 @@ const (
 	ReasonTestSucceeded = "TestSucceeded"
 	ReasonTestFailed    = "TestFailed"
 	ReasonTestPending   = "TestPending"
-	ReasonTestNotRun    = "TestNotRun" // a request found no revision Helm can test
+	ReasonTestRunning   = "TestRunning" // a run is under way
+	ReasonTestNotRun    = "TestNotRun"  // a request found no revision Helm can test
 )
 
 // Labels rudder writes on a revision whose tests ran: the result ("Passed"
@@ -60,8 +62,25 @@ const (
 // test.enable is set. Helm tests the newest revision, so a request while the
 // newest one is not deployed is refused.
 //
+// A run waits on the chart's test pods for up to the kind's test.timeout, so
+// it runs on its own goroutine, not on the worker: the reconcile that starts
+// it returns at once (Tested Unknown, TestRunning), and the run's end
+// reconciles the resource again, which records its result.
+//
 // Precondition: a deployed revision (maintain), assessed.
 func (r *Reconciler) runTests(ctx context.Context, o *observation) error {
+	if run, ok := r.tested.running(o.key); ok {
+		if !run.done {
+			o.testRunning = &run
+			return nil
+		}
+		r.tested.stop(o.key)
+		if run.uid == o.facts.deployed.UID {
+			return r.recordTest(ctx, o, run)
+		}
+		ctrl.LoggerFrom(ctx).Info("Dropped the result of a chart test run: the revision it tested no longer serves",
+			"revision", run.result.Revision)
+	}
 	token := o.obj.GetAnnotations()[AnnotationTestRequestedAt]
 	requested := testRequested(o.obj)
 	switch {
@@ -74,7 +93,7 @@ func (r *Reconciler) runTests(ctx context.Context, o *observation) error {
 		}
 		return nil
 	case requested || o.awaitingTest && o.health != nil && o.health.ready:
-		return r.test(ctx, o)
+		return r.startTest(ctx, o)
 	}
 	return nil
 }
@@ -120,63 +139,148 @@ func refuseTest(o *observation) {
 		"ask again once the release is deployed", o.facts.latest.Number, o.facts.latest.Status)
 }
 
-// test runs the deployed revision's chart tests and records the result on
-// it (LabelTest, LabelTestedAt), in the Tested condition and in an event.
+// startTest starts a run of the deployed revision's chart tests on a
+// goroutine of its own; its end enqueues the resource (testsDone), whose
+// next reconcile records the result (recordTest).
 //
-// Precondition: runTests found the tests due.
-func (r *Reconciler) test(ctx context.Context, o *observation) error {
-	log := ctrl.LoggerFrom(ctx)
+// Precondition: runTests found the tests due and none running.
+func (r *Reconciler) startTest(ctx context.Context, o *observation) error {
 	hc, err := r.helmFor(o)
 	if err != nil {
 		return err
 	}
-	started := time.Now()
-	run, err := hc.Test(o.release.Name, r.Watch.Test.Timeout)
+	run := &testRun{
+		uid:     o.facts.deployed.UID,
+		request: o.obj.GetAnnotations()[AnnotationTestRequestedAt],
+		started: time.Now(),
+	}
+	r.tested.start(o.key, run)
+	o.testRunning = &testRun{uid: run.uid, request: run.request, started: run.started}
+	ctrl.LoggerFrom(ctx).V(1).Info("Started the chart tests", "revision", o.facts.deployed.Number, "timeout", r.Watch.Test.Timeout)
+	name, key, timeout := o.release.Name, o.key, r.Watch.Test.Timeout
+	go func() {
+		result, err := hc.Test(name, timeout)
+		if r.tested.finish(key, run, result, err) && r.testsDone != nil {
+			obj := r.newObject()
+			obj.SetNamespace(key.Namespace)
+			obj.SetName(key.Name)
+			r.testsDone <- event.GenericEvent{Object: obj}
+		}
+	}()
+	return nil
+}
+
+// recordTest records how run of the deployed revision's chart tests ended:
+// on the revision (LabelTest, LabelTestedAt), in the Tested condition and in
+// an event.
+//
+// Precondition: run is done and tested the deployed revision.
+func (r *Reconciler) recordTest(ctx context.Context, o *observation, run testRun) error {
+	log := ctrl.LoggerFrom(ctx)
+	if run.err != nil {
+		return run.err // the controller's backoff tries again
+	}
+	res := run.result
+	r.observeHelm("test", run.started, testError(res))
+	hc, err := r.helmFor(o)
 	if err != nil {
 		return err
 	}
-	r.observeHelm("test", started, testError(run))
 	result := TestPassed
-	if !run.Passed {
+	if !res.Passed {
 		result = TestFailed
 	}
-	labels := map[string]string{LabelTest: result, LabelTestedAt: strconv.FormatInt(run.Completed.Unix(), 10)}
-	if _, err := hc.Label(o.release.Name, run.Revision, labels); err != nil {
+	labels := map[string]string{LabelTest: result, LabelTestedAt: strconv.FormatInt(res.Completed.Unix(), 10)}
+	if _, err := hc.Label(o.release.Name, res.Revision, labels); err != nil {
 		return err
 	}
-	msg := testMessage(run)
-	o.testRun = &run
-	o.testHandled = o.obj.GetAnnotations()[AnnotationTestRequestedAt]
-	r.tested.set(o.key, testedRun{uid: o.facts.deployed.UID, labels: labels, message: msg, request: o.testHandled})
+	msg := testMessage(res)
+	o.testRun = &res
+	o.testHandled = run.request
+	r.tested.set(o.key, testedRun{uid: run.uid, labels: labels, message: msg, request: run.request})
 	// A failed run of the revision made for the wanted spec is a failed
 	// upgrade (status.failures, which a restarted rudder reads too); a run
 	// that passes ends it.
 	switch {
-	case failedTests(run.Passed, r.Watch.Test) && deploysWanted(o.facts):
+	case failedTests(res.Passed, r.Watch.Test) && deploysWanted(o.facts):
 		o.facts.testFailed = true
 		o.failure = r.failures.record(o.key, o.facts.want, ReasonTestFailed, msg, r.now())
-	case run.Passed && o.failure.reason == ReasonTestFailed:
+	case res.Passed && o.failure.reason == ReasonTestFailed:
 		r.failures.forget(o.key)
 		o.failure = failure{}
 	}
-	if run.Passed {
-		log.Info("Chart tests passed", "revision", run.Revision, "tests", len(run.Tests))
+	if res.Passed {
+		log.Info("Chart tests passed", "revision", res.Revision, "tests", len(res.Tests))
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonTestSucceeded, "Test", "%s", msg)
 	} else {
-		log.Info("Chart tests failed", "revision", run.Revision, "failure", run.Failure)
+		log.Info("Chart tests failed", "revision", res.Revision, "failure", res.Failure)
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonTestFailed, "Test", "%s", msg)
 	}
 	return nil
 }
 
-// testedRuns remember, per custom resource, the last test run this process
-// made, on a revision known by its storage Secret's UID: its labels, until
-// storage shows them, so that a reconcile meanwhile does not test that
+// testedRuns remember, per custom resource, the test run this process has
+// under way or finished and not yet recorded (inFlight), and the last run it
+// recorded (m), on a revision known by its storage Secret's UID: its labels,
+// until storage shows them, so that a reconcile meanwhile does not test that
 // revision again; and its message, which names each test, for the Tested
 // condition while that revision serves.
 type testedRuns struct {
-	mu sync.Mutex
-	m  map[types.NamespacedName]testedRun
+	mu       sync.Mutex
+	m        map[types.NamespacedName]testedRun
+	inFlight map[types.NamespacedName]*testRun
+}
+
+// testRun is one run of a revision's chart tests on its own goroutine.
+type testRun struct {
+	uid     types.UID // the storage Secret of the revision tested
+	request string    // the AnnotationTestRequestedAt value it answers
+	started time.Time
+
+	// Set once, under testedRuns.mu, when the run ends.
+	done   bool
+	result helm.TestRun
+	err    error // Helm could not run the tests (not a failed test)
+}
+
+// start records run as key's run under way.
+func (t *testedRuns) start(key types.NamespacedName, run *testRun) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.inFlight == nil {
+		t.inFlight = map[types.NamespacedName]*testRun{}
+	}
+	t.inFlight[key] = run
+}
+
+// running returns a copy of key's run under way or finished and not
+// recorded, and whether there is one.
+func (t *testedRuns) running(key types.NamespacedName) (testRun, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	run, ok := t.inFlight[key]
+	if !ok {
+		return testRun{}, false
+	}
+	return *run, true
+}
+
+// finish records how run ended and reports whether it is still key's run:
+// one forgotten meanwhile (the resource deleted) is dropped.
+func (t *testedRuns) finish(key types.NamespacedName, run *testRun, result helm.TestRun, err error) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	run.done, run.result, run.err = true, result, err
+	return t.inFlight[key] == run
+}
+
+// stop forgets key's run once it has finished.
+func (t *testedRuns) stop(key types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if run, ok := t.inFlight[key]; ok && run.done {
+		delete(t.inFlight, key)
+	}
 }
 
 type testedRun struct {
@@ -234,12 +338,13 @@ func (t *testedRuns) forget(key types.NamespacedName) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.m, key)
+	delete(t.inFlight, key)
 }
 
 func (t *testedRuns) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.m)
+	return len(t.m) + len(t.inFlight)
 }
 
 // testError is the error of a failed run, for the Helm action metrics.
@@ -275,6 +380,10 @@ func testedCondition(o *observation) *metav1.Condition {
 			c.Status, c.Reason = metav1.ConditionFalse, ReasonTestFailed
 		}
 		return &c
+	}
+	if run := o.testRunning; run != nil {
+		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionUnknown, Reason: ReasonTestRunning,
+			Message: fmt.Sprintf("Revision %d's tests are running, since %s", o.facts.deployed.Number, run.started.UTC().Format(time.RFC3339))}
 	}
 	if o.testNotRun != "" {
 		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionFalse, Reason: ReasonTestNotRun, Message: o.testNotRun}
