@@ -60,15 +60,15 @@ func (c *Client) DryRun(ctx context.Context, s Spec) (*Release, error) {
 	return fromHelm(rel), nil
 }
 
-// Deployed returns the newest deployed revision of release name, nil when
-// none is.
-func (c *Client) Deployed(name string) (*Release, error) {
+// Deployed returns the newest deployed revision of release name and its
+// user-supplied values, nil when none is deployed.
+func (c *Client) Deployed(name string) (*Release, map[string]any, error) {
 	rel, err := c.cfg.Releases.Deployed(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) || errors.Is(err, driver.ErrNoDeployedReleases) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading release %q: %w", name, err)
+		return nil, nil, fmt.Errorf("reading release %q: %w", name, err)
 	}
-	return c.signer.fromHelm(rel), nil
+	return c.signer.fromHelm(rel), rel.Config, nil
 }

@@ -1,0 +1,10 @@
+// Package preview computes what applying a changed custom resource would do
+// to its release, without changing anything: `rudder diff`. For each
+// resource it computes the release values as the reconciler does (the kind's
+// overrideValues, valuesFrom sources, hooks' values), has Helm render the
+// revision an install or upgrade would make (a server dry run), asks the API
+// server for a server-side dry-run apply of each object, and compares it
+// with the live object. Everything it reads or dry-runs, it does as the
+// identity the reconciler would act as for that resource, or as the caller.
+// It must never write, and never show a Secret's value: Secret data is masked.
+package preview
