@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -287,4 +288,31 @@ func storageSecrets(t *testing.T, ns string) int {
 		t.Fatal(err)
 	}
 	return len(list.Items)
+}
+
+// TestDiff_HooksWriteNothing previews a new Database, whose hooks would
+// generate its credentials Secret and make its backup CronJob and claim:
+// they run against a dry-run client, and nothing is made.
+func TestDiff_HooksWriteNothing(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k8s, "preview-")
+	db := testenv.NewObject(schema.GroupVersionKind{Group: "database.my.domain", Version: "v1", Kind: "Database"}, ns, "orders", map[string]any{
+		"version": "16", "storageSize": "1Gi", "replicas": int64(1),
+		"backup": map[string]any{"enabled": true, "schedule": "0 2 * * *", "storageSize": "1Gi"},
+	})
+	r, text := preview(t, Options{}, db)
+	if res := r.Resources[0]; res.Action != Install || len(res.Notes) > 0 || objectOf(r, "StatefulSet") == nil {
+		t.Fatalf("new Database: action %s, notes %q; want an install with its StatefulSet and no failed hook:\n%s", res.Action, res.Notes, text)
+	}
+	for _, list := range []client.ObjectList{&corev1.SecretList{}, &corev1.PersistentVolumeClaimList{}, &unstructured.UnstructuredList{}} {
+		if u, ok := list.(*unstructured.UnstructuredList); ok {
+			u.SetGroupVersionKind(schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "CronJobList"})
+		}
+		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		if n := meta.LenList(list); n > 0 {
+			t.Errorf("the preview's hooks made %d %T in the namespace", n, list)
+		}
+	}
 }
