@@ -6,5 +6,8 @@
 // server for a server-side dry-run apply of each object, and compares it
 // with the live object. Everything it reads or dry-runs, it does as the
 // identity the reconciler would act as for that resource, or as the caller.
-// It must never write, and never show a Secret's value: Secret data is masked.
+// It must never write, and never show a Secret's value: Secret data is masked,
+// and so are values taken from Secrets wherever a chart puts them. It compares
+// the fields the dry-run apply would own: a field the new revision stops
+// rendering, which Helm's three-way merge would remove, is not seen.
 package preview

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 
-	"helm.sh/helm/v3/pkg/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +24,7 @@ const (
 	helmReleaseName      = "meta.helm.sh/release-name"
 	helmReleaseNamespace = "meta.helm.sh/release-namespace"
 	helmResourcePolicy   = "helm.sh/resource-policy"
+	helmKeepPolicy       = "keep" // an object Helm never deletes
 )
 
 // objects compares each object of rel, the revision the release would
@@ -60,7 +60,7 @@ func (d *differ) objects(ctx context.Context, actor identity.Actor, rel *helm.Re
 			return nil, err
 		}
 		for _, obj := range old {
-			if kept[key(obj)] || obj.GetAnnotations()[helmResourcePolicy] == kube.KeepPolicy {
+			if kept[key(obj)] || obj.GetAnnotations()[helmResourcePolicy] == helmKeepPolicy {
 				continue
 			}
 			o, found, err := d.deleted(ctx, dyn, obj, to, m)
