@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -13,8 +14,17 @@ import (
 )
 
 func main() {
-	if err := cli.Run(context.Background(), os.Args[1:], os.Stdout, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "rudder:", err)
-		os.Exit(1)
+	err := cli.Run(context.Background(), os.Args[1:], os.Stdout, nil)
+	if err == nil {
+		return
 	}
+	code := 1
+	var exit *cli.ExitError
+	if errors.As(err, &exit) {
+		code, err = exit.Code, exit.Err
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rudder:", err)
+	}
+	os.Exit(code)
 }

@@ -39,6 +39,9 @@ const usage = `Usage:
                                                       run the chart's tests on the deployed revision, as
                                                       helm test does, and wait for the result (--wait 0:
                                                       do not wait); fails when a test fails
+  rudder diff -f FILE [-n NAMESPACE] [-o text|json]  what applying the resources of FILE (- for standard
+                                                      input) would change in their releases, object by
+                                                      object; exit status 1 when something would change
   rudder shard-of --shards M NAMESPACE...             the shard of M that owns each namespace (--shard of
                                                       the manager), and how many each shard gets
   rudder manifests [--watches-file watches.yaml] [--output-dir config/crd/bases] [--check]
@@ -70,6 +73,9 @@ func Run(ctx context.Context, args []string, out io.Writer, config *rest.Config)
 	}
 	if cmd == "shard-of" {
 		return runShardOf(rest, out)
+	}
+	if cmd == "diff" {
+		return runDiff(ctx, rest, os.Stdin, out, config)
 	}
 	fs := flag.NewFlagSet("rudder "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

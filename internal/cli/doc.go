@@ -5,5 +5,7 @@
 // `rudder manifests` generates the kinds' CRDs from their charts (crdgen),
 // `rudder bundle` the OLM bundle from config/ (package bundle), and `rudder
 // rbac` the Role an account needs for rudder to serve a kind as that account
-// (package rbac).
+// (package rbac). `rudder diff` shows what applying custom resources would
+// change in their releases (package preview); its exit status is kubectl
+// diff's, which ExitError carries to main.
 package cli

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/hooks/backup"
@@ -17,27 +18,34 @@ import (
 // watches.yaml entries enable by name. Hooks only keep mgr's clients when
 // built, so a nil mgr gives a registry good for checking names.
 func builtinHooks(mgr ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
-	pw := &password.Hook{}
-	ver := &version.Hook{Container: "postgres"}
-	bak := &backup.Hook{}
-	restore := &backup.Restore{}
-	vol := &volume.Hook{}
-	if mgr != nil {
-		// Secrets and pods are read from the API server: caching every Secret
-		// would hold every Helm release in memory, and every pod, a cluster.
-		pw.Client, pw.Reader = mgr.GetClient(), mgr.GetAPIReader()
-		ver.Reader = mgr.GetAPIReader()
-		bak.Client, bak.Reader = mgr.GetClient(), mgr.GetAPIReader()
-		restore.Client, restore.Reader = mgr.GetClient(), mgr.GetAPIReader()
-		vol.Client, vol.Reader = mgr.GetClient(), mgr.GetAPIReader()
+	if mgr == nil {
+		return hooksWith(nil, nil, extra)
 	}
-	r := &hook.Registry{}
+	// Secrets and pods are read from the API server: caching every Secret
+	// would hold every Helm release in memory, and every pod, a cluster.
+	return hooksWith(mgr.GetClient(), mgr.GetAPIReader(), extra)
+}
+
+// HooksWith returns the hooks built into rudder, writing with c and reading
+// with r: `rudder diff` computes the hooks' values with a dry-run client
+// (client.NewDryRunClient), which writes nothing.
+func HooksWith(c client.Client, r client.Reader) (*hook.Registry, error) {
+	return hooksWith(c, r, nil)
+}
+
+func hooksWith(c client.Client, r client.Reader, extra []hook.Hook) (*hook.Registry, error) {
+	pw := &password.Hook{Client: c, Reader: r}
+	ver := &version.Hook{Container: "postgres", Reader: r}
+	bak := &backup.Hook{Client: c, Reader: r}
+	restore := &backup.Restore{Client: c, Reader: r}
+	vol := &volume.Hook{Client: c, Reader: r}
+	reg := &hook.Registry{}
 	for _, h := range append([]hook.Hook{pw, ver, bak, restore, vol}, extra...) {
-		if err := r.Add(h); err != nil {
+		if err := reg.Add(h); err != nil {
 			return nil, err
 		}
 	}
-	return r, nil
+	return reg, nil
 }
 
 // checkHooks refuses, before anything connects to the cluster, a watches

@@ -44,9 +44,9 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 			o.facts.hookErr = fmt.Errorf("hook %s: %w", h.Name(), err)
 			return
 		}
-		mergeValues(o.values, res.Values)
+		hook.MergeValues(o.values, res.Values)
 		if o.digested != nil {
-			mergeValues(o.digested, res.Values)
+			hook.MergeValues(o.digested, res.Values)
 		}
 	}
 }
@@ -72,19 +72,6 @@ func (r *Reconciler) finalizeHooks(ctx context.Context, o *observation) error {
 		}
 	}
 	return nil
-}
-
-// mergeValues merges src over dst: maps merge key by key, anything else replaces.
-func mergeValues(dst, src map[string]any) {
-	for k, v := range src {
-		if sm, ok := v.(map[string]any); ok {
-			if dm, ok := dst[k].(map[string]any); ok {
-				mergeValues(dm, sm)
-				continue
-			}
-		}
-		dst[k] = v
-	}
 }
 
 // hookConditions returns the condition each hook owns, as this reconcile left it.

@@ -62,13 +62,7 @@ func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 	if err != nil {
 		return err
 	}
-	own := o.values
-	o.values = vals.Merged
-	valuesfrom.Merge(o.values, own)
-	if vals.Shadow != nil {
-		o.digested = vals.Shadow
-		valuesfrom.Merge(o.digested, own)
-	}
+	o.values, o.digested = vals.Under(o.values)
 	return nil
 }
 

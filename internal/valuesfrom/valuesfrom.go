@@ -308,3 +308,21 @@ func copyValue(v any) any {
 		return v
 	}
 }
+
+// Under returns the release values of a resource whose own values (its spec
+// with its kind's overrides) are own, when its sources gave v: own merged
+// over v.Merged, and the values its digest is computed from, own merged over
+// v.Shadow (nil when no Secret was read: the digest is then of vals). The
+// reconciler and `rudder diff` both compute them so. own is not changed.
+func (v Values) Under(own map[string]any) (vals, digested map[string]any) {
+	vals = map[string]any{}
+	if v.Merged != nil {
+		vals = v.Merged
+	}
+	Merge(vals, own)
+	if v.Shadow != nil {
+		digested = v.Shadow
+		Merge(digested, own)
+	}
+	return vals, digested
+}
