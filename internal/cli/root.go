@@ -17,7 +17,7 @@ import (
 // Options are what the command line runs with.
 type Options struct {
 	// Name is how the user called rudder, as its help and errors show it:
-	// "rudder", or "kubectl rudder" as a kubectl plugin (see NameOf).
+	// "rudder", or "kubectl rudder" as a kubectl plugin (see Invocation).
 	// Default "rudder".
 	Name string
 	// IO are the standard streams. Default: os.Stdin, os.Stdout and os.Stderr
@@ -42,14 +42,25 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// NameOf returns the name to show for a program called as argv0: "kubectl
-// rudder" when kubectl runs it as the plugin kubectl-rudder, else "rudder".
-func NameOf(argv0 string) string {
-	base := strings.TrimSuffix(filepath.Base(argv0), ".exe")
-	if plugin, ok := strings.CutPrefix(base, "kubectl-"); ok && plugin != "" {
-		return "kubectl " + strings.ReplaceAll(plugin, "_", "-")
+// Invocation returns the name to show and the arguments to run for a
+// program called as argv: "kubectl rudder" when kubectl runs it as the
+// plugin kubectl-rudder, else "rudder". Called as kubectl_complete-rudder,
+// which kubectl (1.26 and later) runs to complete `kubectl rudder ...`, it
+// answers cobra's completion request.
+func Invocation(argv []string) (name string, args []string) {
+	if len(argv) == 0 {
+		return "rudder", nil
 	}
-	return "rudder"
+	base := strings.TrimSuffix(filepath.Base(argv[0]), ".exe")
+	args = argv[1:]
+	if plugin, ok := strings.CutPrefix(base, "kubectl_complete-"); ok && plugin != "" {
+		return "kubectl " + plugin, append([]string{cobra.ShellCompRequestCmd}, args...)
+	}
+	if plugin, ok := strings.CutPrefix(base, "kubectl-"); ok && plugin != "" {
+		// kubectl maps a dash of the command to an underscore of the file.
+		return "kubectl " + strings.ReplaceAll(plugin, "_", "-"), args
+	}
+	return "rudder", args
 }
 
 // ExitError is an error that asks for a process exit code other than 1,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,17 +167,25 @@ func TestRun_Completion(t *testing.T) {
 	}
 }
 
-func TestNameOf(t *testing.T) {
-	tests := []struct{ argv0, want string }{
-		{argv0: "rudder", want: "rudder"},
-		{argv0: "/usr/local/bin/rudder", want: "rudder"},
-		{argv0: "bin/kubectl-rudder", want: "kubectl rudder"},
-		{argv0: "kubectl-rudder.exe", want: "kubectl rudder"},
+func TestInvocation(t *testing.T) {
+	tests := []struct {
+		name     string
+		argv     []string
+		wantName string
+		wantArgs []string
+	}{
+		{name: "rudder", argv: []string{"rudder", "history"}, wantName: "rudder", wantArgs: []string{"history"}},
+		{name: "a path", argv: []string{"/usr/local/bin/rudder"}, wantName: "rudder"},
+		{name: "the plugin", argv: []string{"bin/kubectl-rudder", "history", "-h"}, wantName: "kubectl rudder", wantArgs: []string{"history", "-h"}},
+		{name: "the plugin on Windows", argv: []string{"kubectl-rudder.exe"}, wantName: "kubectl rudder"},
+		{name: "the plugin's completion", argv: []string{"/bin/kubectl_complete-rudder", "history", ""}, wantName: "kubectl rudder",
+			wantArgs: []string{"__complete", "history", ""}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.argv0, func(t *testing.T) {
-			if got := NameOf(tt.argv0); got != tt.want {
-				t.Errorf("NameOf(%q) = %q, want %q", tt.argv0, got, tt.want)
+		t.Run(tt.name, func(t *testing.T) {
+			name, args := Invocation(tt.argv)
+			if name != tt.wantName || !slices.Equal(args, tt.wantArgs) {
+				t.Errorf("Invocation(%q) = %q, %q; want %q, %q", tt.argv, name, args, tt.wantName, tt.wantArgs)
 			}
 		})
 	}
