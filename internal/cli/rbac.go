@@ -95,7 +95,10 @@ func runRBAC(ctx context.Context, e *env, o rbacOptions, names []string) error {
 	if err != nil {
 		return err
 	}
-	mapper, note := rbacMapper(e)
+	mapper, note, err := rbacMapper(e)
+	if err != nil {
+		return err
+	}
 	account, err := o.account(e)
 	if err != nil {
 		return err
@@ -189,16 +192,16 @@ func loadWatches(file string) ([]watches.Watch, error) {
 
 // rbacMapper returns the API server's discovery as a RESTMapper when the
 // cluster of kubectl's flags answers; else client-go's scheme, with a note
-// saying so.
-func rbacMapper(e *env) (meta.RESTMapper, string) {
+// saying so. A kubeconfig that kubectl's flags name but that is wrong (a file
+// or context that does not exist) is an error.
+func rbacMapper(e *env) (meta.RESTMapper, string, error) {
 	config, err := e.flags.ToRESTConfig()
 	if err != nil {
-		return rbac.SchemeMapper(), fmt.Sprintf("no kubeconfig (%v): resource names come from client-go's scheme, "+
-			"not from a cluster; kinds it does not know are guessed", err)
+		return nil, "", fmt.Errorf("reading the kubeconfig: %w; fix --kubeconfig, KUBECONFIG or --context", err)
 	}
-	fallback := func(err error) (meta.RESTMapper, string) {
+	fallback := func(err error) (meta.RESTMapper, string, error) {
 		return rbac.SchemeMapper(), fmt.Sprintf("the API server did not answer (%v): resource names come from "+
-			"client-go's scheme, not from the cluster; kinds it does not know are guessed", err)
+			"client-go's scheme, not from the cluster; kinds it does not know are guessed", err), nil
 	}
 	probe := rest.CopyConfig(config)
 	probe.Timeout = 5 * time.Second
@@ -217,7 +220,7 @@ func rbacMapper(e *env) (meta.RESTMapper, string) {
 	if err != nil {
 		return fallback(err)
 	}
-	return mapper, ""
+	return mapper, "", nil
 }
 
 // findKind returns the entry of the kind name names as kubectl takes it:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -84,18 +85,23 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // process exit code, having printed an error, if any, to o.IO.ErrOut.
 func Main(ctx context.Context, args []string, o Options) int {
 	o = o.withDefaults()
-	err := Run(ctx, args, o)
+	return exitCode(Run(ctx, args, o), o.IO.ErrOut, o.Name)
+}
+
+// exitCode returns the exit code of err (0 for nil, an ExitError's code, else
+// 1) and prints it, after name, to errOut.
+func exitCode(err error, errOut io.Writer, name string) int {
 	if err == nil {
 		return 0
 	}
 	code := 1
 	if exit := (*ExitError)(nil); errors.As(err, &exit) {
 		code = exit.Code
-		if exit.Err == nil {
+		if exit.Err == nil { // the command said what it had to
 			return code
 		}
 	}
-	_, _ = fmt.Fprintf(o.IO.ErrOut, "%s: %v\n", o.Name, err)
+	_, _ = fmt.Fprintf(errOut, "%s: %v\n", name, err)
 	return code
 }
 

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -269,5 +272,52 @@ func TestRun_HistoryOutput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error
+		wantCode int
+		wantOut  string
+	}{
+		{name: "success", err: nil, wantCode: 0, wantOut: ""},
+		{name: "an error", err: errors.New("flag -o: bad"), wantCode: 1, wantOut: "rudder: flag -o: bad\n"},
+		{name: "a code alone", err: &ExitError{Code: 1}, wantCode: 1, wantOut: ""},
+		{name: "a code and an error", err: &ExitError{Code: 2, Err: errors.New("no cluster")}, wantCode: 2, wantOut: "rudder: no cluster\n"},
+		{name: "a code wrapped", err: fmt.Errorf("diffing: %w", &ExitError{Code: 3}), wantCode: 3, wantOut: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if code := exitCode(tt.err, &out, "rudder"); code != tt.wantCode || out.String() != tt.wantOut {
+				t.Errorf("exitCode(%v) = %d, printed %q; want %d, %q", tt.err, code, out.String(), tt.wantCode, tt.wantOut)
+			}
+		})
+	}
+}
+
+// TestRun_RBACWithoutCluster checks that `rudder rbac` works with no
+// kubeconfig at all (kubectl's default server, which does not answer), from
+// client-go's scheme, and fails on a kubeconfig named but missing.
+func TestRun_RBACWithoutCluster(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", empty)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	var out, errOut bytes.Buffer
+	streams := genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}
+	if err := Run(context.Background(), []string{"rbac", "webapp", "-n", "team-a"}, Options{IO: streams}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "# note: the API server did not answer") || !strings.Contains(out.String(), "namespace: team-a") {
+		t.Errorf("without a kubeconfig: expected the note and the Role in team-a:\n%s", out.String())
+	}
+	err := Run(context.Background(), []string{"rbac", "webapp", "--kubeconfig", "/nonexistent/kubeconfig"}, Options{IO: streams})
+	if err == nil || !strings.Contains(err.Error(), "--kubeconfig") {
+		t.Errorf("with a missing --kubeconfig: error %v, want one naming --kubeconfig", err)
 	}
 }
