@@ -63,9 +63,10 @@ help: ## Show this help.
 ##@ Build
 
 .PHONY: build
-build: manager ## Build bin/manager and the command line bin/rudder (also bin/kubectl-rudder, the kubectl plugin).
+build: manager ## Build bin/manager and the command line bin/rudder (also bin/kubectl-rudder, the kubectl plugin, and bin/kubectl_complete-rudder, its completion).
 	$(GO_BUILD) -o $(BIN)/rudder ./cmd/rudder
 	ln -sf rudder $(BIN)/kubectl-rudder
+	ln -sf rudder $(BIN)/kubectl_complete-rudder
 
 .PHONY: manager
 manager: ## Build bin/manager only (what make run runs).

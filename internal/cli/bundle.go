@@ -1,20 +1,15 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"path"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/rudder-operator/rudder/internal/bundle"
 )
-
-const bundleUsage = `Usage: rudder bundle [--version 0.1.0] [--image rudder:latest] [--config-dir config] [--readme README.md]
-                     [--output-dir bundle] [--check]
-  Generate the OLM bundle: manifests/ with the ClusterServiceVersion and the CRDs, and metadata/annotations.yaml,
-  from config/default (CRDs, RBAC, manager Deployment), config/samples and the README's opening.
-  --check writes nothing and fails when a file is missing, stale or extra.`
 
 // bundleOptions are the flags of `rudder bundle`.
 type bundleOptions struct {
@@ -25,24 +20,37 @@ type bundleOptions struct {
 	check bool
 }
 
-// runBundle runs `rudder bundle` with args (after the command name), printing what it did to out.
-func runBundle(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("rudder bundle", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+func newBundleCommand(e *env) *cobra.Command {
 	var o bundleOptions
-	// Empty means bundle.Options' default, which the usage text shows.
-	fs.StringVar(&o.Version, "version", "", "the release's semantic version")
-	fs.StringVar(&o.Image, "image", "", "the manager's container image")
-	fs.StringVar(&o.ConfigDir, "config-dir", "", "the kustomize bases")
-	fs.StringVar(&o.Readme, "readme", "", "the file whose opening describes the operator")
-	fs.StringVar(&o.outputDir, "output-dir", "bundle", "where manifests/ and metadata/ go")
-	fs.BoolVar(&o.check, "check", false, "write nothing; fail when the files differ")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w\n%s", err, bundleUsage)
+	def := bundle.Options{}.WithDefaults()
+	cmd := &cobra.Command{
+		Use:   "bundle [--version 0.1.0] [--image rudder:latest] [--output-dir bundle] [--check]",
+		Short: "Generate the OLM bundle from config/ (make bundle)",
+		Long: `Generate the OLM bundle: manifests/ with the ClusterServiceVersion and the CRDs, and
+metadata/annotations.yaml, from config/default (CRDs, RBAC, manager Deployment), config/samples and
+the README's opening. --check writes nothing and fails when a file is missing, stale or extra.
+It needs no cluster.`,
+		Example: e.examples(`  # What make bundle runs
+  rudder bundle --version 0.1.0 --image rudder:latest --config-dir config --readme README.md --output-dir bundle
+
+  # Fail when bundle/ is stale
+  rudder bundle --check`),
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runBundle(o, e.io.Out)
+		},
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), bundleUsage)
-	}
+	cmd.Flags().StringVar(&o.Version, "version", def.Version, "the release's semantic version")
+	cmd.Flags().StringVar(&o.Image, "image", def.Image, "the manager's container image")
+	cmd.Flags().StringVar(&o.ConfigDir, "config-dir", def.ConfigDir, "the kustomize bases")
+	cmd.Flags().StringVar(&o.Readme, "readme", def.Readme, "the file whose opening describes the operator")
+	cmd.Flags().StringVar(&o.outputDir, "output-dir", "bundle", "where manifests/ and metadata/ go")
+	cmd.Flags().BoolVar(&o.check, "check", false, "write nothing; fail when the files differ")
+	return cmd
+}
+
+// runBundle runs `rudder bundle` with o, printing what it did to out.
+func runBundle(o bundleOptions, out io.Writer) error {
 	o.Options = o.WithDefaults()
 	files, err := bundle.Generate(o.Options)
 	if err != nil {

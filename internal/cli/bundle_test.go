@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -29,8 +28,7 @@ func TestRun_Bundle(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var stdout bytes.Buffer
-			err := Run(context.Background(), append([]string{"bundle"}, tt.args...), &stdout, cfg)
+			stdout, err := run(context.Background(), append([]string{"bundle"}, tt.args...)...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Run() error = %v, want one containing %q", err, tt.wantErr)
@@ -40,8 +38,8 @@ func TestRun_Bundle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(stdout.String(), tt.want) {
-				t.Errorf("Run() printed %q, want it to contain %q", stdout.String(), tt.want)
+			if !strings.Contains(stdout, tt.want) {
+				t.Errorf("Run() printed %q, want it to contain %q", stdout, tt.want)
 			}
 		})
 	}

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +25,11 @@ import (
 var (
 	cfg *rest.Config
 	k8s client.Client
+	// kubeconfig is a file whose context envtest reaches the API server as
+	// an administrator, and whose current context, unreachable, reaches
+	// nothing: the commands reach the API server only through kubectl's
+	// flags, as a user's would.
+	kubeconfig string
 )
 
 // TestMain runs the command line against a real API server and a real rudder
@@ -43,6 +46,16 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		dir, err := os.MkdirTemp("", "rudder-cli-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		if kubeconfig, err = writeKubeconfig(dir, cfg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 		log := zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevelQuiet))
 		ctrl.SetLogger(log)
 		mgr, err := manager.New(manager.Options{Config: cfg, MetricsAddr: "0", ProbeAddr: "0"}, log)
@@ -54,27 +67,6 @@ func TestMain(m *testing.M) {
 	}()
 	_ = env.Stop()
 	os.Exit(code)
-}
-
-func TestSplitTarget(t *testing.T) {
-	tests := []struct {
-		name       string
-		args       []string
-		wantTarget string
-		wantFlags  []string
-	}{
-		{name: "target first", args: []string{"webapp/a", "-n", "ns", "--to", "2"}, wantTarget: "webapp/a", wantFlags: []string{"-n", "ns", "--to", "2"}},
-		{name: "flags first", args: []string{"-n", "ns", "webapp/a"}, wantTarget: "webapp/a", wantFlags: []string{"-n", "ns"}},
-		{name: "flag=value", args: []string{"--to=3", "db/x"}, wantTarget: "db/x", wantFlags: []string{"--to=3"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			target, flags := splitTarget(tt.args)
-			if target != tt.wantTarget || !slices.Equal(flags, tt.wantFlags) {
-				t.Errorf("splitTarget = %q %v, want %q %v", target, flags, tt.wantTarget, tt.wantFlags)
-			}
-		})
-	}
 }
 
 func TestRun_HistoryAndRollback(t *testing.T) {
@@ -92,11 +84,11 @@ func TestRun_HistoryAndRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	history := func() string {
-		var out bytes.Buffer
-		if err := Run(ctx, []string{"history", "webapp/shop", "-n", ns.Name}, &out, cfg); err != nil {
+		out, err := run(ctx, "history", "webapp/shop", "-n", ns.Name)
+		if err != nil {
 			return err.Error()
 		}
-		return out.String()
+		return out
 	}
 	waitFor(t, "revision 1", func() bool { return strings.Contains(history(), "Install complete") })
 	for _, replicas := range []int{2, 3} {
@@ -119,12 +111,12 @@ func TestRun_HistoryAndRollback(t *testing.T) {
 		t.Fatalf("history (%d lines):\n%q", len(strings.Split(strings.TrimSpace(h), "\n")), h)
 	}
 
-	var out bytes.Buffer
-	if err := Run(ctx, []string{"rollback", "webapps/shop", "-n", ns.Name, "--wait", "1m"}, &out, cfg); err != nil {
-		t.Fatalf("rollback: %v\n%s", err, out.String())
+	out, err := run(ctx, "rollback", "webapps/shop", "-n", ns.Name, "--wait", "1m")
+	if err != nil {
+		t.Fatalf("rollback: %v\n%s", err, out)
 	}
-	if !strings.Contains(out.String(), "Rolled back to revision 2") {
-		t.Errorf("rollback said:\n%s", out.String())
+	if !strings.Contains(out, "Rolled back to revision 2") {
+		t.Errorf("rollback said:\n%s", out)
 	}
 	if h := history(); !strings.Contains(h, "Rollback to 2") {
 		t.Errorf("history after the rollback:\n%s", h)
@@ -132,26 +124,27 @@ func TestRun_HistoryAndRollback(t *testing.T) {
 
 	// A second rollback while held on the first waits for its own revision,
 	// not the first one's status.
-	out.Reset()
-	if err := Run(ctx, []string{"rollback", "webapps/shop", "--to", "1", "-n", ns.Name, "--wait", "1m"}, &out, cfg); err != nil {
-		t.Fatalf("second rollback: %v\n%s", err, out.String())
+	// The resource as kubectl's two arguments, kind and name.
+	out, err = run(ctx, "rollback", "webapps", "shop", "--to", "1", "-n", ns.Name, "--wait", "1m")
+	if err != nil {
+		t.Fatalf("second rollback: %v\n%s", err, out)
 	}
-	if !strings.Contains(out.String(), "Rolled back to revision 1") || !strings.Contains(history(), "Rollback to 1") {
-		t.Errorf("second rollback said:\n%s\nhistory:\n%s", out.String(), history())
+	if !strings.Contains(out, "Rolled back to revision 1") || !strings.Contains(history(), "Rollback to 1") {
+		t.Errorf("second rollback said:\n%s\nhistory:\n%s", out, history())
 	}
 
 	// A reconcile asked for runs, and says so; no revision comes of it.
-	out.Reset()
-	if err := Run(ctx, []string{"reconcile", "webapp/shop", "-n", ns.Name, "--wait", "1m"}, &out, cfg); err != nil {
-		t.Fatalf("reconcile: %v\n%s", err, out.String())
+	out, err = run(ctx, "reconcile", "webapp/shop", "-n", ns.Name, "--wait", "1m")
+	if err != nil {
+		t.Fatalf("reconcile: %v\n%s", err, out)
 	}
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
 		t.Fatal(err)
 	}
 	token := app.GetAnnotations()["rudder.dev/reconcile-requested-at"]
 	if handled, _, _ := unstructured.NestedString(app.Object, "status", "lastHandledReconcileAt"); token == "" || handled != token ||
-		!strings.Contains(out.String(), "reconcile requested") || !strings.Contains(out.String(), "reconciled; phase") {
-		t.Errorf("reconcile said:\n%s\nannotation %q, status.lastHandledReconcileAt %q", out.String(), token, handled)
+		!strings.Contains(out, "reconcile requested") || !strings.Contains(out, "reconciled; phase") {
+		t.Errorf("reconcile said:\n%s\nannotation %q, status.lastHandledReconcileAt %q", out, token, handled)
 	}
 	if h := history(); strings.Contains(h, "\n6 ") {
 		t.Errorf("the reconcile made a revision:\n%s", h)
@@ -165,9 +158,12 @@ func TestRun_HistoryAndRollback(t *testing.T) {
 		{[]string{"history", "gizmo/shop", "-n", ns.Name}, `kind "gizmo"`},
 		{[]string{"rollback", "webapp/shop", "--to", "99", "-n", ns.Name}, "revision 99 is not in the release's history"},
 		{[]string{"launch", "webapp/shop"}, `unknown command "launch"`},
+		{[]string{"rollback", "webapp/shop", "--wait", "-1s", "-n", ns.Name}, "flag --wait"},
+		{[]string{"history", "webapp/shop", "-n", ns.Name, "--as", "system:serviceaccount:" + ns.Name + ":nobody"},
+			`"system:serviceaccount:` + ns.Name + `:nobody" cannot get resource "webapps"`},
 	}
 	for _, e := range errs {
-		err := Run(ctx, e.args, &bytes.Buffer{}, cfg)
+		_, err := run(ctx, e.args...)
 		if err == nil || !strings.Contains(err.Error(), e.want) {
 			t.Errorf("rudder %v: error %v, want one containing %q", e.args, err, e.want)
 		}
@@ -186,25 +182,25 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 }
 
 func TestRun_ShardOf(t *testing.T) {
-	var out strings.Builder
-	if err := Run(context.Background(), []string{"shard-of", "--shards", "2", "payments", "orders"}, &out, nil); err != nil {
+	out, err := run(context.Background(), "shard-of", "--shards", "2", "payments", "orders")
+	if err != nil {
 		t.Fatal(err)
 	}
 	rows := map[string]string{}
-	for _, line := range strings.Split(out.String(), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		if f := strings.Fields(line); len(f) == 2 {
 			rows[f[0]] = f[1]
 		}
 	}
 	for _, ns := range []string{"payments", "orders"} {
 		if want := fmt.Sprint(shard.Of(ns, 2).Index); rows[ns] != want {
-			t.Errorf("namespace %s: shard %q, want %s; output %q", ns, rows[ns], want, out.String())
+			t.Errorf("namespace %s: shard %q, want %s; output %q", ns, rows[ns], want, out)
 		}
 	}
-	if !strings.Contains(out.String(), "# shard 1") {
-		t.Errorf("output %q lacks the count of shard 1", out.String())
+	if !strings.Contains(out, "# shard 1") {
+		t.Errorf("output %q lacks the count of shard 1", out)
 	}
-	if err := Run(context.Background(), []string{"shard-of", "payments"}, &out, nil); err == nil || !strings.Contains(err.Error(), "--shards") {
+	if _, err := run(context.Background(), "shard-of", "payments"); err == nil || !strings.Contains(err.Error(), "--shards") {
 		t.Errorf("without --shards: error %v, want one naming --shards", err)
 	}
 }

@@ -1,122 +1,98 @@
 package cli
 
 import (
-	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/preview"
 )
 
-const diffUsage = `Usage: rudder diff -f FILE [-n NAMESPACE] [-o text|json] [--default-service-account NAME] [--kubeconfig FILE]
-  Show what applying the custom resources of FILE (- for standard input; YAML or JSON, several documents)
-  would do to their releases, changing nothing: each resource's chart is rendered with its new spec as rudder
-  would (overrideValues, valuesFrom, hooks' values), each object is applied in a server-side dry run, and the
-  result is compared with the live object, without status, metadata noise and fields other managers own.
-  Secret data, and values taken from Secrets, are masked. Reads and dry runs act as the ServiceAccount of a
-  resource's rudder.dev/service-account annotation (--default-service-account for those without), else as you.
-  Exit status: 0 no difference, 1 differences, 2 or more an error (as kubectl diff).`
-
-// ExitError ends the command line with Code, printing Err when not nil.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit status %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
-
-// errDiffers is the exit of a diff that found differences.
-var errDiffers = &ExitError{Code: 1}
-
 // diffOptions are the flags of `rudder diff`.
 type diffOptions struct {
 	// file holds the resources; "-" is standard input. Required.
 	file string
-	// namespace holds the resources that name none. Default: the kubeconfig context's, else "default".
-	namespace string
-	// output is text or json. Default "text".
+	// output is "" (text) or json. Default "".
 	output string
-	// defaultServiceAccount is the manager's --default-service-account. Default "": as you.
+	// defaultServiceAccount is the manager's --default-service-account.
+	// Default "": as you.
 	defaultServiceAccount string
-	// kubeconfig is the kubeconfig file. Default: as kubectl finds it.
-	kubeconfig string
 }
 
-// runDiff runs `rudder diff` with args (after the command name), reading
-// "-" from in. Its error is an *ExitError: 1 when the resources differ, 2 on
-// a failure.
-func runDiff(ctx context.Context, args []string, in io.Reader, out io.Writer, config *rest.Config) error {
-	if err := diff(ctx, args, in, out, config); err != nil {
-		if errors.Is(err, errDiffers) {
-			return err
-		}
-		return &ExitError{Code: 2, Err: err}
-	}
-	return nil
-}
+// errDiffers is the exit of a diff that found differences: it printed
+// them, and exits 1 as kubectl diff does.
+var errDiffers = &ExitError{Code: 1}
 
-func diff(ctx context.Context, args []string, in io.Reader, out io.Writer, config *rest.Config) error {
-	fs := flag.NewFlagSet("rudder diff", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+func newDiffCommand(e *env) *cobra.Command {
 	var o diffOptions
-	fs.StringVar(&o.file, "f", "", "file of resources, - for standard input")
-	fs.StringVar(&o.file, "filename", "", "file of resources, - for standard input")
-	fs.StringVar(&o.namespace, "n", "", "namespace")
-	fs.StringVar(&o.namespace, "namespace", "", "namespace")
-	fs.StringVar(&o.output, "o", "text", "text or json")
-	fs.StringVar(&o.output, "output", "text", "text or json")
-	fs.StringVar(&o.defaultServiceAccount, "default-service-account", "", "the manager's --default-service-account")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w\n%s", err, diffUsage)
+	cmd := &cobra.Command{
+		Use:   "diff -f FILE",
+		Short: "Show what applying custom resources would change in their releases, changing nothing",
+		Long: `Show what applying the custom resources of FILE (- for standard input; YAML or JSON, several
+documents) would do to their releases, changing nothing: each resource's chart is rendered with its
+new spec as rudder would (overrideValues, valuesFrom, hooks' values), each object is applied in a
+server-side dry run, and the result is compared with the live object, without status, metadata noise
+and fields other managers own. Secret data, and values taken from Secrets, are masked. Reads and dry
+runs act as the ServiceAccount of a resource's rudder.dev/service-account annotation
+(--default-service-account for those without), else as you.
+
+Exit status, as kubectl diff's: 0 no difference, 1 differences, 2 an error.`,
+		Example: e.examples(`  # What a changed WebApp would do to its release
+  rudder diff -f webapp.yaml
+
+  # From standard input, as data
+  kubectl get webapp my-webapp -o yaml | sed 's/nginx:1.25/nginx:1.26/' | rudder diff -f - -o json`),
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := e.diff(cmd, o); err != nil && !errors.Is(err, errDiffers) {
+				return &ExitError{Code: 2, Err: err}
+			} else if err != nil {
+				return err
+			}
+			return nil
+		},
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), diffUsage)
-	}
+	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "the file of resources, - for standard input")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	outputFlag(cmd, &o.output, "", "json (default: text)", "json")
+	cmd.Flags().StringVar(&o.defaultServiceAccount, "default-service-account", "",
+		"the account the manager acts as for a resource without rudder.dev/service-account (its --default-service-account)")
+	return cmd
+}
+
+// diff runs `rudder diff`; its error is errDiffers when the resources differ.
+func (e *env) diff(cmd *cobra.Command, o diffOptions) error {
 	if o.file == "" {
-		return fmt.Errorf("flag -f: name the file of resources, or - for standard input\n%s", diffUsage)
+		return errors.New("flag -f: name the file of resources, or - for standard input")
 	}
-	if o.output != "text" && o.output != "json" {
-		return fmt.Errorf("flag -o: %q is not an output format; use text or json", o.output)
+	if err := checkOutput(o.output, "", "json"); err != nil {
+		return err
 	}
-	objs, err := readResources(o.file, in)
+	objs, err := readResources(o.file, e.io.In)
 	if err != nil {
 		return err
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	if config == nil {
-		if config, err = loader.ClientConfig(); err != nil {
-			return fmt.Errorf("reading the kubeconfig: %w", err)
-		}
+	config, err := e.restConfig()
+	if err != nil {
+		return err
 	}
-	if o.namespace == "" {
-		o.namespace, _, _ = loader.Namespace()
+	ns, err := e.namespace()
+	if err != nil {
+		return err
 	}
-	report, err := preview.Diff(ctx, preview.Options{Config: config, Namespace: o.namespace, DefaultServiceAccount: o.defaultServiceAccount}, objs)
+	report, err := preview.Diff(cmd.Context(), preview.Options{Config: config, Namespace: ns, DefaultServiceAccount: o.defaultServiceAccount}, objs)
 	if err != nil {
 		return err
 	}
 	if o.output == "json" {
-		err = report.WriteJSON(out)
+		err = report.WriteJSON(e.io.Out)
 	} else {
-		err = report.WriteText(out)
+		err = report.WriteText(e.io.Out)
 	}
 	if err != nil {
 		return err

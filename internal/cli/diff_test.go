@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -11,13 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
-
-var webAppGVK = schema.GroupVersionKind{Group: "webapp.my.domain", Version: "v1", Kind: "WebApp"}
 
 // TestRun_Diff checks rudder diff's exit status, as kubectl diff's: 0 for no
 // difference, 1 for differences, 2 for an error.
@@ -67,8 +63,7 @@ func TestRun_Diff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			err := Run(ctx, append([]string{"diff"}, tt.args...), &out, cfg)
+			out, _, err := runFull(ctx, "rudder", append([]string{"diff"}, tt.args...)...)
 			code := 0
 			var exit *ExitError
 			if errors.As(err, &exit) {
@@ -76,9 +71,9 @@ func TestRun_Diff(t *testing.T) {
 			} else if err != nil {
 				t.Fatalf("Run() error %v is not an *ExitError", err)
 			}
-			if code != tt.wantCode || !strings.Contains(out.String(), tt.wantOut) || tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr) {
+			if code != tt.wantCode || !strings.Contains(out, tt.wantOut) || tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("rudder diff %v: exit %d, error %v, printed:\n%s\nwant exit %d, output containing %q, error containing %q",
-					tt.args, code, err, out.String(), tt.wantCode, tt.wantOut, tt.wantErr)
+					tt.args, code, err, out, tt.wantCode, tt.wantOut, tt.wantErr)
 			}
 		})
 	}

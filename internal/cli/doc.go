@@ -1,11 +1,17 @@
-// Package cli is rudder's command line for people on call: `rudder history`
-// and `rudder rollback`, with the meaning of `helm history` and `helm
-// rollback`, also usable as the kubectl plugin `kubectl rudder`. A rollback
-// only asks (the rudder.dev/rollback-to annotation): the reconciler acts.
-// `rudder manifests` generates the kinds' CRDs from their charts (crdgen),
-// `rudder bundle` the OLM bundle from config/ (package bundle), and `rudder
-// rbac` the Role an account needs for rudder to serve a kind as that account
-// (package rbac). `rudder diff` shows what applying custom resources would
-// change in their releases (package preview); its exit status is kubectl
-// diff's, which ExitError carries to main.
+// Package cli is rudder's command line, built on cobra with cli-runtime's
+// kubectl flags (--kubeconfig, --context, -n, --as, --request-timeout, ...):
+// for people on call `rudder history`, `rollback` and `test`, with the
+// meaning of helm history, helm rollback and helm test, and `reconcile`;
+// for platform teams `rbac` (the Role an account needs for rudder to serve
+// a kind as that account, package rbac), `shard-of`, `manifests` (the kinds'
+// CRDs from their charts, package crdgen) and `bundle` (the OLM bundle,
+// package bundle). The same binary is the kubectl plugin `kubectl rudder`.
+// A command only asks (an annotation): the reconciler acts.
+//
+// Each command is one file: newXCommand(e *env) *cobra.Command, listed in
+// NewCommand. A command reaches the cluster through e.connect (or
+// e.restConfig and e.namespace), prints to e.io, writes its examples for
+// `rudder` through e.examples, and returns errors that name the flag or
+// argument at fault and the fix; Main prints them and sets the exit code
+// (ExitError for a code other than 1).
 package cli

@@ -1,20 +1,16 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/rudder-operator/rudder/internal/crdgen"
 	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
-
-const manifestsUsage = `Usage: rudder manifests [--watches-file watches.yaml] [--output-dir config/crd/bases] [--check]
-  Generate the CustomResourceDefinition of every kind of the watches file from its chart
-  (values.schema.json and rudder.dev/* Chart.yaml annotations; see docs/chart-conventions.md).
-  --check writes nothing and fails when a file is missing, stale or extra.`
 
 // manifestsOptions are the flags of `rudder manifests`.
 type manifestsOptions struct {
@@ -26,20 +22,32 @@ type manifestsOptions struct {
 	check bool
 }
 
-// runManifests runs `rudder manifests` with args (after the command name), printing warnings and what it did to out.
-func runManifests(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("rudder manifests", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+func newManifestsCommand(e *env) *cobra.Command {
 	var o manifestsOptions
-	fs.StringVar(&o.watchesFile, "watches-file", "watches.yaml", "the watches file")
-	fs.StringVar(&o.outputDir, "output-dir", "config/crd/bases", "where the CRD files go")
-	fs.BoolVar(&o.check, "check", false, "write nothing; fail when the files differ")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w\n%s", err, manifestsUsage)
+	cmd := &cobra.Command{
+		Use:   "manifests [--watches-file watches.yaml] [--output-dir config/crd/bases] [--check]",
+		Short: "Generate each kind's CustomResourceDefinition from its chart (make manifests)",
+		Long: `Generate the CustomResourceDefinition of every kind of the watches file from its chart
+(values.schema.json and rudder.dev/* Chart.yaml annotations; see docs/chart-conventions.md).
+--check writes nothing and fails when a file is missing, stale or extra. It needs no cluster.`,
+		Example: e.examples(`  # What make manifests runs
+  rudder manifests --watches-file watches.yaml --output-dir config/crd/bases
+
+  # Fail when config/crd/bases is stale
+  rudder manifests --check`),
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return runManifests(o, e.io.Out)
+		},
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), manifestsUsage)
-	}
+	cmd.Flags().StringVar(&o.watchesFile, "watches-file", "watches.yaml", "the watches file; chart paths resolve against its directory")
+	cmd.Flags().StringVar(&o.outputDir, "output-dir", "config/crd/bases", "where the CRD files go")
+	cmd.Flags().BoolVar(&o.check, "check", false, "write nothing; fail when the files differ")
+	return cmd
+}
+
+// runManifests runs `rudder manifests` with o, printing warnings and what it did to out.
+func runManifests(o manifestsOptions, out io.Writer) error {
 	ws, err := watches.LoadFile(o.watchesFile)
 	if err != nil {
 		return err

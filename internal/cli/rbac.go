@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -14,10 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
+
+	"github.com/spf13/cobra"
 
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/hook"
@@ -26,21 +26,8 @@ import (
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
-const rbacUsage = `Usage: rudder rbac KIND... [-n NAMESPACE] [--service-account deployer] [-o yaml|json] [--optional]
-                   [--watches-file FILE] [--samples-dir config/samples] [--kubeconfig FILE]
-  Print the ServiceAccount, Role and RoleBinding an account of NAMESPACE needs so that rudder, acting as it
-  (--default-service-account, or the annotation rudder.dev/service-account), can serve KIND there: what the
-  kind's chart renders (manifests and hooks, over its default values, its ci/ values files, the kind's sample
-  and every boolean toggle of its schema), what its templates look up, its tests, and what its hooks write.
-  Apply with: rudder rbac webapp -n team-a | kubectl apply -f -
-  --optional also grants what only some resources need (values-from, depends-on); yaml shows it commented.
-  Without --watches-file: the kinds built into rudder. Resource names come from the API server's discovery
-  when the kubeconfig reaches one, else from client-go's scheme.`
-
 // rbacOptions are the flags of `rudder rbac`.
 type rbacOptions struct {
-	// namespace holds the account and the Role. Default: the kubeconfig context's, else "default".
-	namespace string
 	// serviceAccount is the account's name. Default "deployer".
 	serviceAccount string
 	// output is yaml or json. Default "yaml".
@@ -51,48 +38,68 @@ type rbacOptions struct {
 	watchesFile string
 	// samplesDir holds the kinds' samples. Default "config/samples"; skipped when absent.
 	samplesDir string
-	// kubeconfig is the kubeconfig file. Default: as kubectl finds it.
-	kubeconfig string
 }
 
-// runRBAC runs `rudder rbac` with args (after the command name), writing the
-// objects to out and, for json, the notes to errOut. config, when not nil,
-// is the cluster whose discovery maps kinds to resources.
-func runRBAC(ctx context.Context, args []string, out, errOut io.Writer, config *rest.Config) error {
-	fs := flag.NewFlagSet("rudder rbac", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+func newRBACCommand(e *env) *cobra.Command {
 	var o rbacOptions
-	fs.StringVar(&o.namespace, "n", "", "namespace")
-	fs.StringVar(&o.namespace, "namespace", "", "namespace")
-	fs.StringVar(&o.serviceAccount, "service-account", "deployer", "the ServiceAccount rudder acts as")
-	fs.StringVar(&o.output, "o", "yaml", "yaml or json")
-	fs.StringVar(&o.output, "output", "yaml", "yaml or json")
-	fs.BoolVar(&o.optional, "optional", false, "grant the optional reads")
-	fs.StringVar(&o.watchesFile, "watches-file", "", "the watches file")
-	fs.StringVar(&o.samplesDir, "samples-dir", "config/samples", "the kinds' samples")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file")
-	var names []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return fmt.Errorf("%w\n%s", err, rbacUsage)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
+	cmd := &cobra.Command{
+		Use:   "rbac KIND...",
+		Short: "Print the ServiceAccount, Role and RoleBinding rudder needs to serve kinds in a namespace as an account",
+		Long: `Print the ServiceAccount, Role and RoleBinding an account of the namespace (-n) needs so that rudder,
+acting as it (--default-service-account, or the annotation rudder.dev/service-account), can serve
+KIND there: what the kind's chart renders (manifests and hooks, over its default values, its ci/
+values files, the kind's sample and every boolean toggle of its schema), what its templates look
+up, its tests, and what its hooks write.
+
+--optional also grants what only some resources need (values-from, depends-on); yaml shows it
+commented. Without --watches-file: the kinds built into rudder. Resource names come from the API
+server's discovery when the kubeconfig reaches one, else from client-go's scheme.`,
+		Example: e.examples(`  # Give rudder's account deployer in team-a what WebApps and Databases need
+  rudder rbac webapp database -n team-a | kubectl apply -f -
+
+  # As a JSON List, with the optional reads granted, for the account tenant
+  rudder rbac webapp -n team-a --service-account tenant --optional -o json`),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			ws, err := loadWatches(o.watchesFile)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveError
+			}
+			var kinds []string
+			for _, w := range ws {
+				kinds = append(kinds, strings.ToLower(w.GVK.Kind))
+			}
+			return kinds, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRBAC(cmd.Context(), e, o, args)
+		},
 	}
+	cmd.Flags().StringVar(&o.serviceAccount, "service-account", "deployer", "the ServiceAccount rudder acts as")
+	outputFlag(cmd, &o.output, "yaml", "yaml or json", "yaml", "json")
+	cmd.Flags().BoolVar(&o.optional, "optional", false, "grant the optional reads (yaml shows them commented otherwise)")
+	cmd.Flags().StringVar(&o.watchesFile, "watches-file", "", "the watches file (default: the one built into rudder)")
+	cmd.Flags().StringVar(&o.samplesDir, "samples-dir", "config/samples", "the kinds' samples; skipped when absent")
+	return cmd
+}
+
+// runRBAC runs `rudder rbac` for the kinds names, writing the objects to
+// e's out and, for json, the notes to its errOut.
+func runRBAC(ctx context.Context, e *env, o rbacOptions, names []string) error {
 	if len(names) == 0 {
-		return fmt.Errorf("name a kind, such as webapp\n%s", rbacUsage)
+		return fmt.Errorf("name a kind, such as: %s rbac webapp -n team-a", e.name)
 	}
-	if o.output != "yaml" && o.output != "json" {
-		return fmt.Errorf("flag -o: %q is not an output format; use yaml or json", o.output)
+	if err := checkOutput(o.output, "yaml", "json"); err != nil {
+		return err
 	}
 	ws, err := loadWatches(o.watchesFile)
 	if err != nil {
 		return err
 	}
-	mapper, namespace, note := rbacMapper(config, o.kubeconfig)
-	account, err := o.account(namespace)
+	mapper, note, err := rbacMapper(e)
+	if err != nil {
+		return err
+	}
+	account, err := o.account(e)
 	if err != nil {
 		return err
 	}
@@ -128,18 +135,21 @@ func runRBAC(ctx context.Context, args []string, out, errOut io.Writer, config *
 	}
 	if o.output == "json" {
 		for _, n := range notes {
-			_, _ = fmt.Fprintln(errOut, "note:", n)
+			_, _ = fmt.Fprintln(e.io.ErrOut, "note:", n)
 		}
-		return printJSON(out, objs)
+		return printJSON(e.io.Out, objs)
 	}
-	return printYAML(out, names, account, notes, objs, optional)
+	return printYAML(e.io.Out, names, account, notes, objs, optional)
 }
 
-// account returns the account of the flags in namespace (the -n flag's when
-// set), or an error naming the flag whose name the API server would refuse.
-func (o rbacOptions) account(namespace string) (rbac.Account, error) {
-	if o.namespace != "" {
-		namespace = o.namespace
+// account returns the account of the flags in the namespace of -n, else of
+// the kubeconfig's context, else "default", or an error naming the flag whose
+// name the API server would refuse.
+func (o rbacOptions) account(e *env) (rbac.Account, error) {
+	namespace, err := e.namespace()
+	if err != nil {
+		// No kubeconfig is fine: the Role is for a namespace, not a cluster.
+		namespace = "default"
 	}
 	a := rbac.Account{Namespace: namespace, Name: o.serviceAccount}
 	if problems := validation.IsDNS1123Subdomain(a.Name); len(problems) > 0 {
@@ -180,27 +190,18 @@ func loadWatches(file string) ([]watches.Watch, error) {
 	return watches.LoadFile(file)
 }
 
-// rbacMapper returns the API server's discovery as a RESTMapper, and the
-// kubeconfig context's namespace, when a cluster answers; else client-go's
-// scheme, with a note saying so.
-func rbacMapper(config *rest.Config, kubeconfig string) (meta.RESTMapper, string, string) {
-	namespace := "default"
-	if config == nil {
-		rules := clientcmd.NewDefaultClientConfigLoadingRules()
-		rules.ExplicitPath = kubeconfig
-		loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-		if ns, _, err := loader.Namespace(); err == nil && ns != "" {
-			namespace = ns
-		}
-		var err error
-		if config, err = loader.ClientConfig(); err != nil {
-			return rbac.SchemeMapper(), namespace, fmt.Sprintf("no kubeconfig (%v): resource names come from client-go's scheme, "+
-				"not from a cluster; kinds it does not know are guessed", err)
-		}
+// rbacMapper returns the API server's discovery as a RESTMapper when the
+// cluster of kubectl's flags answers; else client-go's scheme, with a note
+// saying so. A kubeconfig that kubectl's flags name but that is wrong (a file
+// or context that does not exist) is an error.
+func rbacMapper(e *env) (meta.RESTMapper, string, error) {
+	config, err := e.flags.ToRESTConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the kubeconfig: %w; fix --kubeconfig, KUBECONFIG or --context", err)
 	}
-	fallback := func(err error) (meta.RESTMapper, string, string) {
-		return rbac.SchemeMapper(), namespace, fmt.Sprintf("the API server did not answer (%v): resource names come from "+
-			"client-go's scheme, not from the cluster; kinds it does not know are guessed", err)
+	fallback := func(err error) (meta.RESTMapper, string, error) {
+		return rbac.SchemeMapper(), fmt.Sprintf("the API server did not answer (%v): resource names come from "+
+			"client-go's scheme, not from the cluster; kinds it does not know are guessed", err), nil
 	}
 	probe := rest.CopyConfig(config)
 	probe.Timeout = 5 * time.Second
@@ -219,7 +220,7 @@ func rbacMapper(config *rest.Config, kubeconfig string) (meta.RESTMapper, string
 	if err != nil {
 		return fallback(err)
 	}
-	return mapper, namespace, ""
+	return mapper, "", nil
 }
 
 // findKind returns the entry of the kind name names as kubectl takes it:

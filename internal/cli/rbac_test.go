@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
@@ -53,15 +52,14 @@ func TestRun_RBACIsSufficient(t *testing.T) {
 			if err := k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}); err != nil {
 				t.Fatal(err)
 			}
-			var out bytes.Buffer
-			args := []string{"rbac", strings.ToLower(w.GVK.Kind), "-n", ns, "--service-account", "tenant", "--samples-dir", samples}
-			if err := Run(ctx, args, &out, cfg); err != nil {
+			out, err := run(ctx, "rbac", strings.ToLower(w.GVK.Kind), "-n", ns, "--service-account", "tenant", "--samples-dir", samples)
+			if err != nil {
 				t.Fatal(err)
 			}
 			// What `| kubectl apply -f -` reads: YAML documents.
-			printed, err := helm.ParseManifest(out.String())
+			printed, err := helm.ParseManifest(out)
 			if err != nil {
-				t.Fatalf("the output is not YAML documents: %v\n%s", err, out.String())
+				t.Fatalf("the output is not YAML documents: %v\n%s", err, out)
 			}
 			kinds := map[string]bool{}
 			for _, obj := range printed {
@@ -72,7 +70,7 @@ func TestRun_RBACIsSufficient(t *testing.T) {
 			}
 			for _, k := range []string{"ServiceAccount", "Role", "RoleBinding"} {
 				if !kinds[k] {
-					t.Errorf("the output has no %s: %s", k, out.String())
+					t.Errorf("the output has no %s: %s", k, out)
 				}
 			}
 			as := impersonating(t, "system:serviceaccount:"+ns+":tenant")
@@ -153,8 +151,7 @@ func TestRun_RBACOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			err := Run(context.Background(), tt.args, &out, cfg)
+			out, err := run(context.Background(), tt.args...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
@@ -166,8 +163,8 @@ func TestRun_RBACOutput(t *testing.T) {
 			}
 			if tt.wantItems > 0 {
 				var list unstructured.UnstructuredList
-				if err := list.UnmarshalJSON(out.Bytes()); err != nil {
-					t.Fatalf("the output is not a List: %v\n%s", err, out.String())
+				if err := list.UnmarshalJSON([]byte(out)); err != nil {
+					t.Fatalf("the output is not a List: %v\n%s", err, out)
 				}
 				if len(list.Items) != tt.wantItems {
 					t.Errorf("the List has %d items, want %d (one ServiceAccount, a Role and RoleBinding per kind)", len(list.Items), tt.wantItems)
@@ -178,7 +175,7 @@ func TestRun_RBACOutput(t *testing.T) {
 				Kind  string
 				Rules []struct{ Resources, Verbs []string }
 			}
-			for _, doc := range strings.Split(out.String(), "\n---\n") {
+			for _, doc := range strings.Split(out, "\n---\n") {
 				if strings.Contains(doc, "\nkind: Role\n") {
 					if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
 						t.Fatal(err)
@@ -186,7 +183,7 @@ func TestRun_RBACOutput(t *testing.T) {
 				}
 			}
 			if role.Kind != "Role" {
-				t.Fatalf("no Role in the output:\n%s", out.String())
+				t.Fatalf("no Role in the output:\n%s", out)
 			}
 			secrets := false
 			for _, r := range role.Rules {
@@ -195,8 +192,8 @@ func TestRun_RBACOutput(t *testing.T) {
 			if secrets != tt.wantSecrets {
 				t.Errorf("the Role grants Secrets: %v, want %v", secrets, tt.wantSecrets)
 			}
-			if got := strings.Contains(out.String(), "#   - secrets"); got != tt.wantComment {
-				t.Errorf("optional Secret read commented: %v, want %v:\n%s", got, tt.wantComment, out.String())
+			if got := strings.Contains(out, "#   - secrets"); got != tt.wantComment {
+				t.Errorf("optional Secret read commented: %v, want %v:\n%s", got, tt.wantComment, out)
 			}
 		})
 	}

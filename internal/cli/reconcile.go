@@ -7,12 +7,43 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/reconcile"
 )
+
+func newReconcileCommand(e *env) *cobra.Command {
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "reconcile <kind>/<name>",
+		Short: "Ask rudder to reconcile a resource now, and wait until a reconcile has seen it",
+		Long: `Ask rudder to reconcile a resource now: the command sets the annotation
+rudder.dev/reconcile-requested-at to the time and, with --wait, waits until the resource's
+status.lastHandledReconcileAt echoes it, then prints the resource's phase.`,
+		Example: e.examples(`  # Reconcile WebApp my-webapp now and wait up to 2 minutes
+  rudder reconcile webapp/my-webapp
+
+  # Only ask
+  rudder reconcile webapp/my-webapp -n shop --wait 0`),
+		Args:              resourceArgs,
+		ValidArgsFunction: e.completeResource,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkWait(wait); err != nil {
+				return err
+			}
+			c, obj, err := e.resource(cmd.Context(), args)
+			if err != nil {
+				return err
+			}
+			return c.reconcile(cmd.Context(), e.io.Out, obj, wait)
+		},
+	}
+	waitFlag(cmd, &wait, 2*time.Minute, "a reconcile to see the request")
+	return cmd
+}
 
 // reconcile asks rudder to reconcile obj now (annotation
 // reconcile.AnnotationReconcileRequestedAt set to the time) and, with wait,

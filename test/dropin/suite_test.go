@@ -16,6 +16,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,7 +59,7 @@ func run(m *testing.M) int {
 	defer func() { _ = os.RemoveAll(crdDir) }()
 	// The one command a chart author runs: `rudder manifests` (make manifests).
 	var out bytes.Buffer
-	if err := cli.Run(ctx, []string{"manifests", "--watches-file", watchesFile, "--output-dir", crdDir}, &out, nil); err != nil {
+	if err := cli.Run(ctx, []string{"manifests", "--watches-file", watchesFile, "--output-dir", crdDir}, cli.Options{IO: genericiooptions.IOStreams{Out: &out, ErrOut: &out}}); err != nil {
 		fmt.Fprintf(os.Stderr, "rudder manifests: %v\n%s", err, out.String())
 		return 1
 	}

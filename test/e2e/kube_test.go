@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -28,13 +29,27 @@ const (
 // errCommand wraps the failure of a kubectl or helm command.
 var errCommand = errors.New("command failed")
 
-// runFull runs bin/<tool> (kubectl or helm) with args from the repository
-// root, with the environment's KUBECONFIG, and returns its stdout and stderr.
-// The error, when the command fails, includes stderr.
+// envCLIBin names the rudder command line the tests run instead of
+// bin/rudder (its directory also holds kubectl-rudder, for `kubectl rudder`).
+const envCLIBin = "RUDDER_CLI_BIN"
+
+// toolPath returns the path of bin/<tool>, or of $RUDDER_CLI_BIN for rudder.
+func toolPath(tool string) string {
+	if bin := os.Getenv(envCLIBin); bin != "" && tool == "rudder" {
+		return bin
+	}
+	return filepath.Join(root, "bin", tool)
+}
+
+// runFull runs bin/<tool> (kubectl, helm or rudder) with args from the
+// repository root, with the environment's KUBECONFIG, and returns its stdout
+// and stderr. The error, when the command fails, includes stderr.
 func runFull(tool string, args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", tool), args...)
+	cmd := exec.CommandContext(ctx, toolPath(tool), args...)
+	// kubectl finds its plugin kubectl-rudder next to rudder.
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(toolPath("rudder"))+string(os.PathListSeparator)+os.Getenv("PATH"))
 	cmd.Dir = root
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -64,6 +65,20 @@ func TestLifecycle_RollbackHoldsAcrossRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCLIHistory(t, out, 6, map[int]string{5: "Rollback to 2", 6: "deployed"})
+	// The same as the kubectl plugin, with kubectl's flags, as data.
+	out, err = run("kubectl", "rudder", "history", "webapp", a.name, "--namespace="+a.ns, "--request-timeout", "30s", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var revs []struct {
+		Revision    int
+		Status      string
+		Description string
+	}
+	if err := json.Unmarshal([]byte(out), &revs); err != nil || len(revs) != 6 || revs[0].Revision != 6 || revs[0].Status != "deployed" ||
+		revs[1].Description != "Rollback to 2" {
+		t.Errorf("kubectl rudder history -o json: expected revisions 6 (deployed) down to 1, 5 a rollback to 2; saw %v (%v):\n%s", revs, err, out)
+	}
 
 	out, err = run("rudder", "rollback", "webapp/"+a.name, "--to", "1", "-n", a.ns, "--wait", "2m")
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -277,7 +278,7 @@ func (s *session) makeManifests() string {
 		s.t.Fatalf("the Makefile's manifests recipe is %q; this test runs only %q...", recipe, prefix)
 	}
 	var out bytes.Buffer
-	if err := cli.Run(context.Background(), strings.Fields(strings.TrimPrefix(recipe, prefix)), &out, nil); err != nil {
+	if err := cli.Run(context.Background(), strings.Fields(strings.TrimPrefix(recipe, prefix)), cli.Options{IO: genericiooptions.IOStreams{Out: &out, ErrOut: &out}}); err != nil {
 		s.t.Fatalf("make manifests: %v\n%s", err, out.String())
 	}
 	return recipe + "\n" + out.String()
