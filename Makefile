@@ -29,7 +29,7 @@ KUSTOMIZE_DIR ?= config/default
 # Binaries are built as the Dockerfile builds the image's manager: static, with
 # no cgo, symbol table or build paths, so that the benchmarks measure what a
 # cluster runs. (With cgo, kustomize's import of the plugin package makes the
-# linker export every symbol: 15 MB more binary, mapped and partly resident.)
+# linker export every symbol: a larger binary, more of it mapped and resident.)
 GO_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags="-s -w"
 
 # make bench: how many WebApps of how many replicas (test/bench reads both).

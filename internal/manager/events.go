@@ -16,8 +16,8 @@ import (
 // newRecorder returns rudder's event recorder, whose broadcaster runs with
 // mgr. Its events go to the events API as controller-runtime's would, except
 // those the API server refuses because their namespace is being deleted:
-// deleting a namespace of 1,000 WebApps otherwise logs thousands of error
-// lines with stack traces for events nobody can read any more.
+// deleting a namespace of many WebApps otherwise logs an error line with a
+// stack trace for each event, which nobody can read any more.
 func newRecorder(mgr manager.Manager, cs kubernetes.Interface, scheme *runtime.Scheme) (events.EventRecorder, error) {
 	b := events.NewBroadcaster(quietSink{&events.EventSinkImpl{Interface: cs.EventsV1()}})
 	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {

@@ -18,8 +18,8 @@ import (
 // so that a live object that has not changed since is not converted,
 // compared and assessed again. Under pod churn, each reconcile of a release
 // reads its Service unchanged and a Deployment of which only the status
-// changed: converting them from their Go types was the largest cost of a
-// reconcile (docs/benchmarks.md).
+// changed: converting them from their Go types was the largest cost of such a
+// reconcile in a CPU profile.
 //
 // A revision's seen objects are kept with its decoded objects, one per object
 // in manifest order, and only the reconciles of its release use them: a

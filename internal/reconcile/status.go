@@ -134,7 +134,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Dura
 	}
 	// Only the answer's resourceVersion is read: asked for as metadata, the
 	// patched resource is neither encoded whole by the API server nor decoded
-	// whole here (in a churn profile, decoding it was 7 % of rudder's CPU).
+	// whole here, on every status write.
 	patched := &metav1.PartialObjectMetadata{}
 	patched.SetGroupVersionKind(o.obj.GroupVersionKind())
 	patched.SetNamespace(o.obj.GetNamespace())

@@ -17,8 +17,13 @@
 // a change wave (a new image on every WebApp), a restart of the operator, and
 // delete all. CPU is user plus system time of the measured process, from
 // /proc/PID/stat while it runs and its rusage once it has exited; peak RSS is
-// VmHWM; peak Go heap and API requests come from the operators' metrics
-// endpoints (go_memstats_heap_inuse_bytes sampled every 10 s,
+// VmHWM (the kernel's high-water mark of resident memory, the binary's mapped
+// pages included); peak anonymous RSS is the most RssAnon of
+// /proc/PID/status sampled (every 10 s for an operator, every second inside
+// the applier), resident memory that no page-out of the binary's clean pages
+// changes and that has no kernel high-water mark; peak Go heap and API
+// requests come from the operators' metrics endpoints
+// (go_memstats_heap_inuse_bytes sampled every 10 s,
 // rest_client_requests_total) and from the applier's own counting transport.
 // On the local cluster (KUBECONFIG is bin/cluster/kubeconfig), the cold
 // install and the change wave also count the CPU the control plane's
@@ -36,12 +41,13 @@
 // `make bench-memory` (memory.go) measures one manager alone: it installs
 // N WebApps of one replica (default 10,000) over 10 namespaces in four steps
 // (a tenth, a quarter, half, all), and after each, once every WebApp is
-// Running and the manager is quiet, reads VmRSS and VmHWM, has the manager
-// collect its garbage while it writes a heap profile (/debug/pprof/heap?gc=1;
-// the manager runs with --pprof-bind-address), and reads the live heap
+// Running and the manager is quiet, reads VmRSS, VmHWM, RssAnon and the
+// peak RssAnon sampled since the manager started, has the manager collect
+// its garbage while it writes a heap profile (/debug/pprof/heap?gc=1; the
+// manager runs with --pprof-bind-address), and reads the live heap
 // (go_memstats_heap_alloc_bytes) right after. What the last step holds more
 // than the first, divided by the WebApps between them, is the cost of each
-// additional resource.
+// additional resource; its target is on the peak anonymous RSS.
 //
 // Targets are printed, never asserted. With the build tag e2e, TestBenchShort
 // runs every column at 20 WebApps and asserts only that each scenario

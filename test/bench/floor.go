@@ -44,8 +44,10 @@ type floorJob struct {
 type floorReport struct {
 	// Requests are its API requests by HTTP method.
 	Requests counts `json:"requests"`
-	// PeakHeap is the most Go heap in use it saw, sampled every second.
-	PeakHeap float64 `json:"peakHeap"`
+	// PeakHeap is the most Go heap in use it saw and PeakAnonRSS the most
+	// anonymous resident memory (RssAnon), both sampled every second.
+	PeakHeap    float64 `json:"peakHeap"`
+	PeakAnonRSS float64 `json:"peakAnonRSS"`
 }
 
 // floorMain is the applier process: it runs the job in envFloorJob and prints
@@ -58,7 +60,8 @@ func floorMain() int {
 	}
 	heap := startHeapSampler()
 	requests, err := runFloorJob(context.Background(), job)
-	report := floorReport{Requests: requests, PeakHeap: heap.stop()}
+	peakHeap, peakAnon := heap.stop()
+	report := floorReport{Requests: requests, PeakHeap: peakHeap, PeakAnonRSS: peakAnon}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench-floor: %s: %v\n", job.Op, err)
 		return 1
@@ -153,11 +156,12 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// heapSampler records the most Go heap in use of this process.
+// heapSampler records the most Go heap in use and the most anonymous
+// resident memory of this process.
 type heapSampler struct {
-	peak atomic.Uint64
-	done chan struct{}
-	wg   sync.WaitGroup
+	peak, peakAnon atomic.Uint64
+	done           chan struct{}
+	wg             sync.WaitGroup
 }
 
 func startHeapSampler() *heapSampler {
@@ -182,27 +186,40 @@ func startHeapSampler() *heapSampler {
 func (h *heapSampler) sample() {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	raise(&h.peak, ms.HeapInuse)
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		if anon, err := statusBytes(status, "RssAnon"); err == nil {
+			raise(&h.peakAnon, uint64(anon))
+		}
+	}
+}
+
+// raise sets peak to v when v is more.
+func raise(peak *atomic.Uint64, v uint64) {
 	for {
-		old := h.peak.Load()
-		if ms.HeapInuse <= old || h.peak.CompareAndSwap(old, ms.HeapInuse) {
+		old := peak.Load()
+		if v <= old || peak.CompareAndSwap(old, v) {
 			return
 		}
 	}
 }
 
-// stop takes a last sample and returns the peak in bytes.
-func (h *heapSampler) stop() float64 {
+// stop takes a last sample and returns the peak Go heap in use and the peak
+// anonymous resident memory, in bytes.
+func (h *heapSampler) stop() (heap, anon float64) {
 	close(h.done)
 	h.wg.Wait()
 	h.sample()
-	return float64(h.peak.Load())
+	return float64(h.peak.Load()), float64(h.peakAnon.Load())
 }
 
 // floorRunner starts applier processes and adds up what they used.
 type floorRunner struct {
-	// totals of every finished applier process.
-	cpu, peakRSS, peakHeap float64
-	requests               counts
+	// totals of every finished applier process: CPU added up, peaks the
+	// most of any of them.
+	cpu      float64
+	peaks    memoryPeaks
+	requests counts
 }
 
 // run runs job in an applier process and waits for it.
@@ -226,7 +243,7 @@ func (f *floorRunner) run(ctx context.Context, job floorJob) error {
 		return ctx.Err()
 	}
 	f.cpu += p.exitCPU()
-	f.peakRSS = max(f.peakRSS, p.exitMaxRSS())
+	f.peaks.RSS = max(f.peaks.RSS, p.exitMaxRSS())
 	if p.waitErr != nil {
 		return fmt.Errorf("floor %s: %w: %s", job.Op, p.waitErr, p.tail())
 	}
@@ -235,7 +252,8 @@ func (f *floorRunner) run(ctx context.Context, job floorJob) error {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &report); err != nil {
 		return fmt.Errorf("floor %s: reading its report: %w: %s", job.Op, err, p.tail())
 	}
-	f.peakHeap = max(f.peakHeap, report.PeakHeap)
+	f.peaks.Heap = max(f.peaks.Heap, report.PeakHeap)
+	f.peaks.Anon = max(f.peaks.Anon, report.PeakAnonRSS)
 	f.requests = f.requests.add(report.Requests)
 	return nil
 }

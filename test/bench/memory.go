@@ -63,6 +63,10 @@ type memoryStep struct {
 	Wall float64
 	// RSS is VmRSS and PeakRSS VmHWM, both before the forced collection.
 	RSS, PeakRSS float64
+	// AnonRSS is RssAnon before the forced collection, and PeakAnonRSS the
+	// most RssAnon sampled (every samplePeriod) since the manager started:
+	// resident memory that no page-out of the binary's clean pages changes.
+	AnonRSS, PeakAnonRSS float64
 	// Live is the Go heap still allocated right after a forced collection:
 	// what the manager holds. HeapInuse is the heap's spans in use then.
 	Live, HeapInuse float64
@@ -115,8 +119,8 @@ func runMemoryBench(ctx context.Context, cfg memoryConfig) (_ []memoryStep, err 
 			return steps, err
 		}
 		s.Wall = wall.Seconds()
-		fmt.Fprintf(os.Stderr, "bench-memory: %d WebApps Running after %.1fs: RSS %.0f MiB (peak %.0f), live heap %.1f MB\n",
-			n, s.Wall, s.RSS/mib, s.PeakRSS/mib, s.Live/1e6)
+		fmt.Fprintf(os.Stderr, "bench-memory: %d WebApps Running after %.1fs: RSS %.0f MiB (peak %.0f), anonymous RSS %.0f MiB (peak %.0f), live heap %.1f MB\n",
+			n, s.Wall, s.RSS/mib, s.PeakRSS/mib, s.AnonRSS/mib, s.PeakAnonRSS/mib, s.Live/1e6)
 		steps = append(steps, s)
 	}
 	return steps, nil
@@ -178,8 +182,9 @@ func pprofOperator(bin, logDir string) (*operator, string, error) {
 	return o, addr, nil
 }
 
-// measureMemory reads the manager's resident memory, then has it collect
-// its garbage while it writes a heap profile into dir, then reads its heap.
+// measureMemory reads the manager's resident memory (with a last sample of
+// its anonymous resident memory's peak), then has it collect its garbage
+// while it writes a heap profile into dir, then reads its heap.
 func measureMemory(op *operator, pprofAddr string, n int, dir string) (memoryStep, error) {
 	s := memoryStep{WebApps: n}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", op.proc.pid()))
@@ -192,6 +197,11 @@ func measureMemory(op *operator, pprofAddr string, n int, dir string) (memorySte
 	if s.PeakRSS, err = statusBytes(status, "VmHWM"); err != nil {
 		return s, err
 	}
+	if s.AnonRSS, err = statusBytes(status, "RssAnon"); err != nil {
+		return s, err
+	}
+	op.samplePeaks()
+	s.PeakAnonRSS = max(op.peaks().Anon, s.AnonRSS)
 	s.Profile = filepath.Join(dir, fmt.Sprintf("heap-%05d.pb.gz", n))
 	if err := saveURL("http://"+pprofAddr+"/debug/pprof/heap?gc=1", s.Profile); err != nil {
 		return s, err

@@ -140,13 +140,19 @@ func parseStatCPU(stat []byte) (float64, error) {
 	return (utime + stime) / userHZ, nil
 }
 
-// peakRSS returns VmHWM, the running process's peak resident memory, in bytes.
-func (p *process) peakRSS() (float64, error) {
+// memory returns the running process's peak resident memory (VmHWM) and
+// its anonymous resident memory now (RssAnon), in bytes. The kernel keeps no
+// high-water mark of RssAnon: its peak is the most of what is sampled.
+func (p *process) memory() (peakRSS, anon float64, err error) {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return statusBytes(status, "VmHWM")
+	if peakRSS, err = statusBytes(status, "VmHWM"); err != nil {
+		return 0, 0, err
+	}
+	anon, err = statusBytes(status, "RssAnon")
+	return peakRSS, anon, err
 }
 
 // statusBytes reads field (VmRSS, VmHWM, …) from the text of

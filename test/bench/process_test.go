@@ -32,19 +32,22 @@ func TestParseStatCPU(t *testing.T) {
 }
 
 func TestStatusBytes(t *testing.T) {
+	const status = "Name:\tmanager\nVmPeak:\t 900000 kB\nVmHWM:\t   51200 kB\nVmRSS:\t 40000 kB\nRssAnon:\t   20480 kB\nRssFile:\t   19520 kB\n"
 	tests := []struct {
 		name    string
 		status  string
+		field   string
 		want    float64
 		wantErr bool
 	}{
-		{name: "present", status: "Name:\tmanager\nVmPeak:\t 900000 kB\nVmHWM:\t   51200 kB\nVmRSS:\t 40000 kB\n", want: 50 << 20},
-		{name: "absent", status: "Name:\tmanager\n", wantErr: true},
-		{name: "malformed", status: "VmHWM:\t lots kB\n", wantErr: true},
+		{name: "peak resident", status: status, field: "VmHWM", want: 50 << 20},
+		{name: "anonymous resident", status: status, field: "RssAnon", want: 20 << 20},
+		{name: "absent", status: "Name:\tmanager\n", field: "RssAnon", wantErr: true},
+		{name: "malformed", status: "VmHWM:\t lots kB\n", field: "VmHWM", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := statusBytes([]byte(tt.status), "VmHWM")
+			got, err := statusBytes([]byte(tt.status), tt.field)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
 			}

@@ -39,7 +39,9 @@ type result struct {
 	// Delete is delete all, until every object is gone.
 	Delete spent
 
-	PeakRSS, PeakHeap float64
+	// PeakRSS is VmHWM; PeakAnonRSS is the most RssAnon sampled: resident
+	// memory that no page-out of the binary's clean pages changes.
+	PeakRSS, PeakAnonRSS, PeakHeap float64
 	// Requests are the API requests over scenarios 1–3 (cold install, idle
 	// and churn, change wave), by HTTP method.
 	Requests counts
@@ -53,6 +55,6 @@ func newResult(n int) *result {
 	na := notApplicable
 	return &result{
 		N: n, Cold: notSpent, IdleCPUPerMin: na, ChurnCPUPerMin: na, Wave: notSpent,
-		RestartWall: na, RestartCPU: na, Delete: notSpent, PeakRSS: na, PeakHeap: na,
+		RestartWall: na, RestartCPU: na, Delete: notSpent, PeakRSS: na, PeakAnonRSS: na, PeakHeap: na,
 	}
 }

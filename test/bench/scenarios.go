@@ -28,10 +28,11 @@ func (col *column) usage() (usage, error) {
 	return col.op.usage()
 }
 
-// peaks returns the peak RSS and Go heap of the column's processes.
-func (col *column) peaks() (rss, heap float64) {
+// peaks returns the peak RSS, anonymous RSS and Go heap of the column's
+// processes.
+func (col *column) peaks() memoryPeaks {
 	if col.floor != nil {
-		return col.floor.peakRSS, col.floor.peakHeap
+		return col.floor.peaks
 	}
 	return col.op.peaks()
 }
@@ -81,7 +82,8 @@ func (s *scenarioRun) run(ctx context.Context) (*result, error) {
 			s.res.Requests = u.sub(u0).requests
 		}
 	}
-	s.res.PeakRSS, s.res.PeakHeap = s.col.peaks()
+	pk := s.col.peaks()
+	s.res.PeakRSS, s.res.PeakAnonRSS, s.res.PeakHeap = pk.RSS, pk.Anon, pk.Heap
 	return s.res, nil
 }
 

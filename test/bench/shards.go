@@ -219,7 +219,8 @@ func measureShard(o *operator, shards, i int, nss []string, n int) (shardProcess
 	}
 	o.samplePeaks()
 	p.CPU = u.cpu
-	p.PeakRSS, p.PeakHeap = o.peaks()
+	pk := o.peaks()
+	p.PeakRSS, p.PeakHeap = pk.RSS, pk.Heap
 	sc, err := o.scrape()
 	if err != nil {
 		return p, err

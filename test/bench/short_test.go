@@ -13,8 +13,8 @@ import (
 
 // TestBenchShort runs the benchmark's scenarios for every column at 20
 // WebApps with 5-second idle and churn phases, so that the benchmark cannot
-// rot. It asserts only that every scenario converged in each column, never a
-// time or any other figure.
+// rot. It asserts only that every scenario converged in each column and its
+// memory was read, never a time or any other figure.
 func TestBenchShort(t *testing.T) {
 	cfg, err := configFromEnv()
 	if err != nil {
@@ -33,8 +33,11 @@ func TestBenchShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range allColumns {
-		if results[c] == nil {
+		switch r := results[c]; {
+		case r == nil:
 			t.Errorf("column %s has no results", c)
+		case !(r.PeakRSS > 0 && r.PeakAnonRSS > 0):
+			t.Errorf("column %s: peak RSS %v, peak anonymous RSS %v: a figure was not read", c, r.PeakRSS, r.PeakAnonRSS)
 		}
 	}
 }
@@ -81,8 +84,9 @@ func TestBenchMemoryShort(t *testing.T) {
 		t.Fatalf("measured %d steps, want %d", len(steps), len(cfg.Steps()))
 	}
 	for _, s := range steps {
-		if s.PeakRSS == 0 || s.Live == 0 {
-			t.Errorf("step %d: peak RSS %v, live heap %v: a figure was not read", s.WebApps, s.PeakRSS, s.Live)
+		if s.PeakRSS == 0 || s.PeakAnonRSS == 0 || s.Live == 0 {
+			t.Errorf("step %d: peak RSS %v, peak anonymous RSS %v, live heap %v: a figure was not read",
+				s.WebApps, s.PeakRSS, s.PeakAnonRSS, s.Live)
 		}
 	}
 }

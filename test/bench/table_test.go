@@ -19,14 +19,14 @@ func lineOf(t *testing.T, table, label string) string {
 
 func TestFormatTable(t *testing.T) {
 	floor := newResult(1000)
-	floor.Cold.wall, floor.Cold.cpu, floor.PeakRSS = 100, 20, 50<<20
+	floor.Cold.wall, floor.Cold.cpu, floor.PeakRSS, floor.PeakAnonRSS = 100, 20, 50<<20, 40<<20
 	floor.Requests = counts{"PATCH": 2000}
 	baseline := newResult(1000)
-	baseline.Cold.wall, baseline.Cold.cpu, baseline.IdleCPUPerMin, baseline.PeakRSS = 120, 140, 68, 200<<20
+	baseline.Cold.wall, baseline.Cold.cpu, baseline.IdleCPUPerMin, baseline.PeakRSS, baseline.PeakAnonRSS = 120, 140, 68, 200<<20, 160<<20
 	baseline.RestartRequests = counts{"GET": 50, "PATCH": 1000}
 	baseline.Requests = counts{"GET": 3000, "PATCH": 5000}
 	rudder := newResult(1000)
-	rudder.Cold.wall, rudder.Cold.cpu, rudder.IdleCPUPerMin, rudder.PeakRSS = 105, 30, 0.4, 120<<20
+	rudder.Cold.wall, rudder.Cold.cpu, rudder.IdleCPUPerMin, rudder.PeakRSS, rudder.PeakAnonRSS = 105, 30, 0.4, 120<<20, 90<<20
 	rudder.RestartRequests = counts{"GET": 40}
 	decodes := 1000.0
 	rudder.RestartDecodes = &decodes
@@ -50,10 +50,14 @@ func TestFormatTable(t *testing.T) {
 			results: map[string]*result{columnFloor: floor, columnBaseline: baseline, columnRudder: rudder},
 			label:   "idle: CPU per minute (CPU-s)",
 			want:    "| idle: CPU per minute (CPU-s) | — | 68.00 | 0.40 | 0.01× | — | ≤ 0.5 at N=1000 ✓ |"},
-		{name: "absolute target missed",
+		{name: "figure without a target",
 			results: map[string]*result{columnFloor: floor, columnBaseline: baseline, columnRudder: rudder},
 			label:   "peak RSS (MiB)",
-			want:    "| peak RSS (MiB) | 50 | 200 | 120 | 0.60× | 2.40× | ≤ 100 at N=1000 ✗ |"},
+			want:    "| peak RSS (MiB) | 50 | 200 | 120 | 0.60× | 2.40× |  |"},
+		{name: "absolute target missed",
+			results: map[string]*result{columnFloor: floor, columnBaseline: baseline, columnRudder: rudder},
+			label:   "peak anonymous RSS (MiB)",
+			want:    "| peak anonymous RSS (MiB) | 40 | 160 | 90 | 0.56× | 2.25× | ≤ 80 at N=1000 ✗ |"},
 		{name: "writes during restart",
 			results: map[string]*result{columnFloor: floor, columnBaseline: baseline, columnRudder: rudder},
 			label:   "restart: API writes (POST/PUT/PATCH/DELETE)",
@@ -82,9 +86,9 @@ func TestFormatTable(t *testing.T) {
 
 func TestFormatTable_TargetAtOtherN(t *testing.T) {
 	r := newResult(100)
-	r.PeakRSS = 20 << 20
-	got := lineOf(t, formatTable(map[string]*result{columnRudder: r}), "peak RSS (MiB)")
-	if want := "| peak RSS (MiB) | — | — | 20 | — | — | ≤ 100 at N=1000 |"; got != want {
+	r.PeakAnonRSS = 100 << 20
+	got := lineOf(t, formatTable(map[string]*result{columnRudder: r}), "peak anonymous RSS (MiB)")
+	if want := "| peak anonymous RSS (MiB) | — | — | 100 | — | — | ≤ 80 at N=1000 |"; got != want {
 		t.Errorf("a target stated for N=1000 was judged at N=100:\ngot  %s\nwant %s", got, want)
 	}
 }
