@@ -204,8 +204,8 @@ func TestNew_CachesHoldObjectsOfTheirType(t *testing.T) {
 	ns := testenv.Namespace(t, k8s, "caches-")
 	createReleases(ctx, t, k8s, ns, 0, 3)
 	// What belongs to no WebApp but carries the label: held as metadata.
-	stray := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stray", Labels: map[string]string{owner.LabelRelease: "forged"}},
-		Data: map[string]string{"k": "v"}}
+	stray := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stray", Labels: map[string]string{owner.LabelRelease: "forged"},
+		Annotations: map[string]string{corev1.LastAppliedConfigAnnotation: `{"data":{"k":"v"}}`}}, Data: map[string]string{"k": "v"}}
 	if err := k8s.Create(ctx, stray); err != nil {
 		t.Fatal(err)
 	}
@@ -230,6 +230,10 @@ func TestNew_CachesHoldObjectsOfTheirType(t *testing.T) {
 					if got := reflect.TypeOf(item); got != want {
 						t.Errorf("the store holds a %v, want a %v", got, want)
 						continue
+					}
+					o := item.(client.Object)
+					if _, ok := o.GetAnnotations()[corev1.LastAppliedConfigAnnotation]; ok || len(o.GetManagedFields()) > 0 {
+						t.Errorf("%s held with what no reader reads: its managed fields or last-applied annotation", o.GetName())
 					}
 					if got := reflect.TypeOf(item.(client.Object).DeepCopyObject()); got != want {
 						t.Errorf("a copy of a held %v is a %v", want, got)
