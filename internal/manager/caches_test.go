@@ -249,7 +249,7 @@ func TestNew_CachesHoldObjectsOfTheirType(t *testing.T) {
 // (test/bench): the live heap after a collection, with n1 and then n2
 // releases held, the difference divided by n2-n1.
 func TestNew_CachesHoldLittlePerResource(t *testing.T) {
-	const n1, n2 = 200, 1000
+	const n1, n2, maxPerRelease = 200, 1000, 20e3
 	if os.Getenv("RUDDER_HEAP_PROFILE") != "" {
 		runtime.MemProfileRate = 512 // every object the caches hold, near enough
 	}
@@ -288,6 +288,11 @@ func TestNew_CachesHoldLittlePerResource(t *testing.T) {
 	heapProfile(t, "after")
 	per := float64(after-before) / (n2 - n1)
 	t.Logf("live heap per additional release: %.2f KB (%d → %d releases, %.1f MB → %.1f MB)", per/1e3, n1, n2, float64(before)/1e6, float64(after)/1e6)
+	// A ceiling that holding what no reader reads (managed fields, the
+	// values ConfigMap's data) breaks, with room for the GC's noise.
+	if per > maxPerRelease {
+		t.Errorf("the caches hold %.2f KB per additional release, want at most %.0f KB", per/1e3, maxPerRelease/1e3)
+	}
 	runtime.KeepAlive(webapp)
 }
 

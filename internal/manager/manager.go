@@ -247,28 +247,37 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 // change to a custom resource is a patch of what changed, so nothing dropped
 // is ever written back. Of any other kind it drops the managed fields.
 func resourceCache(ws []watches.Watch, selected labels.Selector) cache.Options {
-	byObject := make(map[client.Object]cache.ByObject, len(ws))
+	kinds := make(map[schema.GroupVersionKind]bool, len(ws))
+	var byObject map[client.Object]cache.ByObject
 	for _, w := range ws {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(w.GVK)
-		byObject[u] = cache.ByObject{Label: selected, Transform: withoutUnread}
-	}
-	return cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: byObject}
-}
-
-// withoutUnread drops from a custom resource what no reader reads: its
-// managed fields and the last-applied annotation.
-func withoutUnread(in any) (any, error) {
-	if obj, ok := in.(client.Object); ok {
-		obj.SetManagedFields(nil)
-		if a := obj.GetAnnotations(); a != nil {
-			if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
-				delete(a, corev1.LastAppliedConfigAnnotation)
-				obj.SetAnnotations(a)
+		kinds[w.GVK] = true
+		if selected != nil {
+			// Only with a selector: a kind in ByObject must be served
+			// by the API server when the manager is made.
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(w.GVK)
+			if byObject == nil {
+				byObject = map[client.Object]cache.ByObject{}
 			}
+			byObject[u] = cache.ByObject{Label: selected}
 		}
 	}
-	return in, nil
+	strip := cache.TransformStripManagedFields()
+	return cache.Options{ByObject: byObject, DefaultTransform: func(in any) (any, error) {
+		if u, ok := in.(*unstructured.Unstructured); ok && kinds[u.GroupVersionKind()] {
+			withoutLastApplied(u)
+		}
+		return strip(in)
+	}}
+}
+
+// withoutLastApplied drops kubectl's last-applied annotation from u.
+func withoutLastApplied(u *unstructured.Unstructured) {
+	a := u.GetAnnotations() // a copy
+	if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
+		delete(a, corev1.LastAppliedConfigAnnotation)
+		u.SetAnnotations(a)
+	}
 }
 
 // ownerKinds are the kinds of custom resources of ws, which own the objects
