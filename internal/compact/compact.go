@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // maxShared is the length up to which a string is shared. Label keys and
@@ -22,20 +21,11 @@ const maxShared = 64
 // object anew; at 10,000 WebApps the same few hundred keys and values were
 // held hundreds of thousands of times.
 func Transform() toolscache.TransformFunc {
-	return TransformEncoding(nil, nil)
-}
-
-// TransformEncoding is Transform for a cache whose objects are kept Encoded
-// where encodes says, with summarize's Summary.
-func TransformEncoding(encodes func(client.Object) bool, summarize func(client.Object) any) toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	return func(in any) (any, error) {
 		out, err := strip(in)
 		if err != nil {
 			return out, err
-		}
-		if obj, ok := out.(client.Object); ok && encodes != nil && encodes(obj) {
-			return Encode(obj, summarize)
 		}
 		Share(out)
 		return out, nil

@@ -1,5 +1,5 @@
-// Package compact makes what rudder's caches hold of an object smaller: the
-// managed fields dropped, the short strings that every object of a kind
-// repeats shared among them, and each object kept as its metadata plus the
-// rest encoded (Encoded). It never changes a value.
+// Package compact shares the short strings that every object of a kind
+// repeats among the objects of the storage cache (Transform), its managed
+// fields dropped. It never changes a value. The other caches hold objects as
+// the API server sends them, less what no reader reads.
 package compact

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -26,7 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/rudder-operator/rudder"
-	"github.com/rudder-operator/rudder/internal/compact"
 	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/identity"
@@ -131,12 +133,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 		LeaderElectionReleaseOnCancel:       true,
 		LeaderElectionResourceLockInterface: leaderLock,
 		GracefulShutdownTimeout:             &opts.GracefulShutdown,
-		Cache: cacheOptions(cache.Options{
-			// Custom resources are held encoded: a quarter of their
-			// memory unstructured (docs/benchmarks.md).
-			DefaultTransform: compact.TransformEncoding(compact.OfKinds(watchedKinds(ws)), reconcile.Readiness),
-			ByObject:         selectedKinds(ws, selected),
-		}),
+		Cache:                               cacheOptions(resourceCache(ws, selected)),
 		// Custom resources and the objects of releases are read as
 		// unstructured objects; read them from the cache too.
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
@@ -158,7 +155,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	}
 	dependents, err := owner.NewCache(cfg, cacheOptions(cache.Options{
 		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
-	}), ownerKinds(ws), reconcile.SettleSummary(mgr.GetScheme()))
+	}), ownerKinds(ws))
 	if err != nil {
 		return nil, err
 	}
@@ -243,21 +240,52 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
+// resourceCache returns the options of the manager's cache. It holds the
+// custom resources of ws (only those selected, when selected is set) as the
+// API server sends them, but for what no reader reads: their managed fields
+// and kubectl's last-applied annotation, a copy of the whole object. Every
+// change to a custom resource is a patch of what changed, so nothing dropped
+// is ever written back. Of any other kind it drops the managed fields.
+func resourceCache(ws []watches.Watch, selected labels.Selector) cache.Options {
+	kinds := make(map[schema.GroupVersionKind]bool, len(ws))
+	var byObject map[client.Object]cache.ByObject
+	for _, w := range ws {
+		kinds[w.GVK] = true
+		if selected != nil {
+			// Only with a selector: a kind in ByObject must be served
+			// by the API server when the manager is made.
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(w.GVK)
+			if byObject == nil {
+				byObject = map[client.Object]cache.ByObject{}
+			}
+			byObject[u] = cache.ByObject{Label: selected}
+		}
+	}
+	strip := cache.TransformStripManagedFields()
+	return cache.Options{ByObject: byObject, DefaultTransform: func(in any) (any, error) {
+		if u, ok := in.(*unstructured.Unstructured); ok && kinds[u.GroupVersionKind()] {
+			withoutLastApplied(u)
+		}
+		return strip(in)
+	}}
+}
+
+// withoutLastApplied drops kubectl's last-applied annotation from u.
+func withoutLastApplied(u *unstructured.Unstructured) {
+	a := u.GetAnnotations() // a copy
+	if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
+		delete(a, corev1.LastAppliedConfigAnnotation)
+		u.SetAnnotations(a)
+	}
+}
+
 // ownerKinds are the kinds of custom resources of ws, which own the objects
 // of their releases.
 func ownerKinds(ws []watches.Watch) []schema.GroupKind {
 	out := make([]schema.GroupKind, len(ws))
 	for i, w := range ws {
 		out[i] = w.GVK.GroupKind()
-	}
-	return out
-}
-
-// watchedKinds are the kinds of custom resources of ws.
-func watchedKinds(ws []watches.Watch) map[schema.GroupVersionKind]bool {
-	out := make(map[schema.GroupVersionKind]bool, len(ws))
-	for _, w := range ws {
-		out[w.GVK] = true
 	}
 	return out
 }

@@ -6,16 +6,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/shard"
-	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 // newInformerFunc builds the shared informers of a cache.
@@ -65,19 +61,4 @@ func labelSelector(s string) (labels.Selector, error) {
 		return nil, fmt.Errorf("--watch-label-selector=%q: %w; write it as kubectl's -l takes it, such as team=payments or tier in (web,api)", s, err)
 	}
 	return sel, nil
-}
-
-// selectedKinds limits the cache of every kind's custom resources to those
-// that sel selects, so that the API server sends only them; nil without sel.
-func selectedKinds(ws []watches.Watch, sel labels.Selector) map[client.Object]cache.ByObject {
-	if sel == nil {
-		return nil
-	}
-	out := make(map[client.Object]cache.ByObject, len(ws))
-	for _, w := range ws {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(w.GVK)
-		out[u] = cache.ByObject{Label: sel}
-	}
-	return out
 }

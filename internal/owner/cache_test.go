@@ -71,7 +71,7 @@ func TestNewCache_HoldsOnlyMetadataOfLabeledObjects(t *testing.T) {
 	}
 
 	before := liveHeap()
-	c, err := owner.NewCache(cfg, cache.Options{Scheme: scheme.Scheme}, []schema.GroupKind{webapp}, nil)
+	c, err := owner.NewCache(cfg, cache.Options{Scheme: scheme.Scheme}, []schema.GroupKind{webapp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +130,8 @@ func TestNewCache_HoldsOnlyMetadataOfLabeledObjects(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				held, err := owner.Look(ctx, c, &corev1.ConfigMap{}, client.ObjectKeyFromObject(tt.want))
-				if err != nil {
+				held := &corev1.ConfigMap{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(tt.want), held, client.UnsafeDisableDeepCopy); err != nil {
 					t.Fatal(err)
 				}
 				reader := &countingReader{Reader: k8s}

@@ -53,16 +53,27 @@ func newDigestKey() []byte {
 // (owned) as its metadata alone (AnnotationMetadataOnly); a ConfigMap or
 // Secret without its data (AnnotationDataDigest). The last-applied
 // annotation, which kubectl apply fills with a copy of the object, is never
-// kept: no reader reads it.
+// kept: no reader reads it. trim is idempotent, as client-go asks of a
+// transform: an informer may hand it what it returned.
 func trim(obj client.Object, owned func(client.Object) bool) client.Object {
-	ann := obj.GetAnnotations()
+	ann := obj.GetAnnotations() // a copy, for an unstructured object
+	digest, digested := ann[AnnotationDataDigest]
 	for _, k := range []string{corev1.LastAppliedConfigAnnotation, AnnotationDataDigest, AnnotationMetadataOnly} {
 		delete(ann, k)
+	}
+	if ann != nil {
+		obj.SetAnnotations(ann)
 	}
 	if !owned(obj) {
 		return stubOf(obj)
 	}
 	if !holdsData(obj) {
+		return obj
+	}
+	if digested && !hasData(obj) {
+		// Trimmed already. A digest forged on the API server matches no
+		// rendered data (it is keyed): Whole then reads the object there.
+		setAnnotation(obj, AnnotationDataDigest, digest)
 		return obj
 	}
 	d, err := digestOf(obj)
@@ -143,6 +154,23 @@ func holdsData(obj client.Object) bool {
 	case *unstructured.Unstructured:
 		gvk := o.GroupVersionKind()
 		return gvk.Group == "" && gvk.Version == "v1" && (gvk.Kind == "ConfigMap" || gvk.Kind == "Secret")
+	}
+	return false
+}
+
+// hasData reports whether a ConfigMap or a Secret holds data.
+func hasData(obj client.Object) bool {
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		return len(o.Data)+len(o.BinaryData) > 0
+	case *corev1.Secret:
+		return len(o.Data)+len(o.StringData) > 0
+	case *unstructured.Unstructured:
+		for _, f := range []string{"data", "binaryData", "stringData"} {
+			if _, ok := o.Object[f]; ok {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package owner
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,6 +118,9 @@ func TestTrim(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := trim(tt.obj, owned)
+			if again := trim(got.DeepCopyObject().(client.Object), owned); !reflect.DeepEqual(again, got) {
+				t.Errorf("trimmed again: %v, want it as it was: %v", again, got)
+			}
 			ann := got.GetAnnotations()
 			if _, ok := ann[corev1.LastAppliedConfigAnnotation]; ok {
 				t.Error("last-applied annotation kept")

@@ -9,18 +9,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rudder-operator/rudder/internal/compact"
 )
 
-// Whole returns the object held, read from the cache of NewCache (Look), as
+// Whole returns the object held, read from the cache of NewCache, as
 // complete as a read from the API server, for a comparison with want, its
 // rendered counterpart. An object the cache holds whole is returned as it
 // is. A ConfigMap or Secret whose data has the digest of want's data is
 // returned with want's data, which is then its own. Any other, a
 // ConfigMap or Secret changed since it was rendered or an object the cache
 // holds the metadata of alone, is read from the API server with reader: the
-// rare path. The object returned is a copy, or the cache's own unchanged.
+// rare path. held may be the cache's own object (read with
+// client.UnsafeDisableDeepCopy): it is never changed, and the object
+// returned is a copy, or held itself.
 func Whole(ctx context.Context, reader client.Reader, want *unstructured.Unstructured, held client.Object) (client.Object, error) {
 	ann := held.GetAnnotations()
 	d, digested := ann[AnnotationDataDigest]
@@ -28,15 +28,9 @@ func Whole(ctx context.Context, reader client.Reader, want *unstructured.Unstruc
 	if !digested && !stub {
 		return held, nil
 	}
-	obj, err := compact.Decoded(held)
-	if err != nil {
-		return nil, err
-	}
-	if obj == held {
-		obj = held.DeepCopyObject().(client.Object)
-	}
 	if digested && !stub {
 		if wd, err := digestOf(want); err == nil && hmac.Equal([]byte(wd), []byte(d)) {
+			obj := held.DeepCopyObject().(client.Object)
 			if err := withData(obj, want); err != nil {
 				return nil, err
 			}
@@ -47,8 +41,8 @@ func Whole(ctx context.Context, reader client.Reader, want *unstructured.Unstruc
 			return obj, nil
 		}
 	}
-	fresh := empty(obj)
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
+	fresh := empty(held)
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(held), fresh); err != nil {
 		return nil, err
 	}
 	return fresh, nil

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rudder-operator/rudder/internal/compact"
 	"github.com/rudder-operator/rudder/internal/depends"
 )
 
@@ -93,25 +92,10 @@ type readinessOf struct {
 }
 
 func dependencyState(obj client.Object) readinessOf {
-	switch o := obj.(type) {
-	case *compact.Encoded:
-		r, _ := o.Summary.(readinessOf)
-		return r
-	case *unstructured.Unstructured:
-		return dependencyReadiness(o)
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return dependencyReadiness(u)
 	}
 	return readinessOf{}
-}
-
-// Readiness is what the cache of custom resources keeps of each as its
-// compact.Encoded Summary: what dependencyState reads of a resource, so that
-// the predicates do not decode every version of it.
-func Readiness(obj client.Object) any {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return readinessOf{}
-	}
-	return dependencyReadiness(u)
 }
 
 // dependencyReadiness is what a dependent reads of u.

@@ -127,12 +127,14 @@ func (r *Reconciler) assessObject(ctx context.Context, o *observation, want *uns
 }
 
 // look reads the live counterpart of want from the cache of the releases'
-// objects, without a copy: the object returned is the cache's own
-// (compact.Encoded), not to be changed, unless the cache holds less of it
-// than a comparison with want needs (owner.Whole). Nil when it does not exist.
+// objects without a deep copy (client.UnsafeDisableDeepCopy): most reconciles
+// find it unchanged and read no more than its metadata. What it returns
+// shares the cache's maps and slices and is not to be changed, unless the
+// cache holds less of it than a comparison with want needs (owner.Whole).
+// Nil when it does not exist.
 func (r *Reconciler) look(ctx context.Context, want *unstructured.Unstructured) (client.Object, error) {
-	obj := dependentObject(r.Client.Scheme(), want.GroupVersionKind())
-	live, err := owner.Look(ctx, r.Dependents, obj, client.ObjectKeyFromObject(want))
+	live := dependentObject(r.Client.Scheme(), want.GroupVersionKind())
+	err := r.Dependents.Get(ctx, client.ObjectKeyFromObject(want), live, client.UnsafeDisableDeepCopy)
 	if err == nil {
 		live, err = owner.Whole(ctx, r.APIReader, want, live)
 	}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
-	"github.com/rudder-operator/rudder/internal/compact"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/storage"
@@ -35,7 +34,7 @@ func (v *revision) seenAt(i int) *seenObject {
 }
 
 // decoded is a revision as the cache keeps it: its objects as one JSON
-// array deflated to about a third (compact.Deflate), where the JSON is itself a
+// array deflated to about a third (deflate), where the JSON is itself a
 // fifth of the memory of the same objects unstructured; each get inflates
 // and decodes it in far less time than parsing the manifest's YAML.
 type decoded struct {
@@ -180,13 +179,13 @@ func encodeObjects(objs []*unstructured.Unstructured) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compact.Deflate(js)
+	return deflate(js)
 }
 
 // decodeObjects decodes encodeObjects' array. Numbers decode as
 // helm.ParseManifest decodes them (int64 where integral).
 func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
-	js, err := compact.Inflate(data)
+	js, err := inflate(data)
 	if err != nil {
 		return nil, err
 	}

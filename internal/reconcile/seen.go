@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rudder-operator/rudder/internal/compact"
 )
 
 // seenObject is what assess last found of one object of a deployed revision,
@@ -162,10 +160,6 @@ func (s *seenObject) forObject(live client.Object) {
 // its metadata, spec and status: a workload's pod template, the bulk of it, is
 // left out. live is read from the cache without a copy and is not changed.
 func statusView(live client.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	live, err := compact.Decoded(live)
-	if err != nil {
-		return nil, err
-	}
 	var obj runtime.Object = live
 	switch o := live.(type) {
 	case *unstructured.Unstructured:
@@ -196,16 +190,6 @@ func statusView(live client.Object, gvk schema.GroupVersionKind) (*unstructured.
 
 // toUnstructured returns a copy of obj as an unstructured object of kind gvk.
 func toUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	if e, ok := obj.(*compact.Encoded); ok {
-		d, err := e.Decode()
-		if err != nil {
-			return nil, err
-		}
-		if u, ok := d.(*unstructured.Unstructured); ok {
-			return u, nil // a copy already
-		}
-		obj = d
-	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return u.DeepCopy(), nil
 	}

@@ -15,12 +15,10 @@ import (
 	"k8s.io/utils/ptr"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/rudder-operator/rudder/internal/compact"
 	"github.com/rudder-operator/rudder/internal/owner"
 )
 
@@ -72,32 +70,12 @@ func settles(kind schema.GroupVersionKind, old, new client.Object) bool {
 	if old == nil || new == nil || !sameButStatus(old, new) {
 		return false
 	}
-	if e, ok := new.(*compact.Encoded); ok {
-		ready, known := e.Summary.(bool)
-		return known && !ready
-	}
 	return !mayBeReady(kind, new)
-}
-
-// SettleSummary is what the cache of the releases' objects keeps of each as
-// its compact.Encoded Summary: whether it may be ready (mayBeReady), so that
-// settles does not decode every version of every object.
-func SettleSummary(scheme *runtime.Scheme) func(client.Object) any {
-	return func(obj client.Object) any {
-		gvk, err := apiutil.GVKForObject(obj, scheme)
-		return err != nil || mayBeReady(gvk, obj) // unknown: reconcile at once
-	}
 }
 
 // sameButStatus tells whether a and b, of one type, are equal but for their
 // status, their resource version and their managed fields.
 func sameButStatus(a, b client.Object) bool {
-	if ea, ok := a.(*compact.Encoded); ok {
-		// Only the metadata is at hand: equal for a kind whose generation
-		// counts every other change.
-		eb, ok := b.(*compact.Encoded)
-		return ok && ea.Generation > 0 && ea.Generation == eb.Generation && sameMeta(ea.ObjectMeta, eb.ObjectMeta)
-	}
 	if ua, ok := a.(*unstructured.Unstructured); ok {
 		ub, ok := b.(*unstructured.Unstructured)
 		return ok && sameMapButStatus(ua.Object, ub.Object)

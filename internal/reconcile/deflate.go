@@ -1,4 +1,4 @@
-package compact
+package reconcile
 
 import (
 	"bytes"
@@ -7,12 +7,9 @@ import (
 	"sync"
 )
 
-// What rudder keeps as JSON between its reads is deflated: the objects of a
-// kept revision (a release's Deployment and Service, 1,369 bytes of JSON
-// kept as 524) and the custom resources of the caches (Encoded). At the
-// fastest level: the default kept the same objects in 499 bytes and took half
-// as long again to encode a WebApp, which every status write makes the cache
-// do. Writers and readers are pooled: every read inflates.
+// A kept revision's objects are held deflated between reconciles (decoded),
+// at flate's fastest level: each reconcile of the release inflates them.
+// Writers and readers are pooled.
 var (
 	deflaters = sync.Pool{New: func() any {
 		w, _ := flate.NewWriter(nil, flate.BestSpeed) // a valid level: no error
@@ -21,8 +18,8 @@ var (
 	inflaters sync.Pool
 )
 
-// Deflate compresses b.
-func Deflate(b []byte) ([]byte, error) {
+// deflate compresses b.
+func deflate(b []byte) ([]byte, error) {
 	var out bytes.Buffer
 	w, _ := deflaters.Get().(*flate.Writer)
 	defer deflaters.Put(w)
@@ -36,8 +33,8 @@ func Deflate(b []byte) ([]byte, error) {
 	return bytes.Clone(out.Bytes()), nil
 }
 
-// Inflate decompresses what Deflate compressed.
-func Inflate(b []byte) ([]byte, error) {
+// inflate decompresses what deflate compressed.
+func inflate(b []byte) ([]byte, error) {
 	src := bytes.NewReader(b)
 	r, ok := inflaters.Get().(io.ReadCloser)
 	if ok {
