@@ -282,6 +282,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(r.newObject(), builder.WithPredicates(forPredicate(r.Watch.Selector, Finalizer))).
 		WatchesRawSource(source.Kind[client.Object](r.Storage, storage.Object(), r.releaseHandler())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles})
+	r.watchHooks(mgr.GetCache(), b)
 	if err := r.watchDependencies(mgr, b); err != nil {
 		return fmt.Errorf("kind %s: watching dependencies: %w", r.Watch.GVK.Kind, err)
 	}
