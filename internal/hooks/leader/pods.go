@@ -86,14 +86,10 @@ func (h *Hook) nodeOK(ctx context.Context, name string, seen map[string]bool) (b
 	return seen[name], nil
 }
 
-// nodeReady reports whether n is Ready and not tainted unreachable or not
-// ready by the node lifecycle controller.
+// nodeReady reports whether n's Ready condition is True: False when its
+// kubelet says so, Unknown once the node lifecycle controller misses its
+// heartbeats.
 func nodeReady(n *corev1.Node) bool {
-	for _, t := range n.Spec.Taints {
-		if t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady {
-			return false
-		}
-	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
