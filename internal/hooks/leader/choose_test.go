@@ -93,5 +93,3 @@ func TestSpecOf(t *testing.T) {
 		})
 	}
 }
-
-
