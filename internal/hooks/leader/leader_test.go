@@ -340,3 +340,37 @@ func (refusing) Create(context.Context, client.Object, ...client.CreateOption) e
 func (refusing) Patch(context.Context, client.Object, client.Patch, ...client.PatchOption) error {
 	return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "a", fmt.Errorf("no"))
 }
+
+// The CRD generated from the chart refuses what cannot work, naming the field.
+func TestCRD_RefusesBadSpecs(t *testing.T) {
+	ns := testenv.Namespace(t, k8s, "leader-crd-")
+	sel := map[string]any{"matchLabels": map[string]any{"app": "db"}}
+	for _, tc := range []struct {
+		name string
+		spec map[string]any
+		want string
+	}{
+		{name: "no selector", spec: map[string]any{"leaseDuration": "15s"}, want: "spec.selector: Required value"},
+		{name: "empty selector", spec: map[string]any{"selector": map[string]any{}}, want: "spec.selector must not be empty"},
+		{name: "empty matchLabels", spec: map[string]any{"selector": map[string]any{"matchLabels": map[string]any{}}},
+			want: "spec.selector must not be empty"},
+		{name: "zero lease", spec: map[string]any{"selector": sel, "leaseDuration": "0s"}, want: "spec.leaseDuration must be a duration of at least 1s"},
+		{name: "lease not a duration", spec: map[string]any{"selector": sel, "leaseDuration": "soon"}, want: "spec.leaseDuration must be a duration of at least 1s"},
+		{name: "port out of range", spec: map[string]any{"selector": sel, "service": map[string]any{"port": 70000}}, want: "spec.service.port"},
+		{name: "target port zero", spec: map[string]any{"selector": sel, "service": map[string]any{"port": 80, "targetPort": 0}}, want: "spec.service.targetPort"},
+		{name: "service without matchLabels", spec: map[string]any{"selector": map[string]any{"matchExpressions": []any{
+			map[string]any{"key": "app", "operator": "Exists"}}}, "service": map[string]any{"port": 80}}, want: "spec.service selects the leader by spec.selector.matchLabels"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := k8s.Create(context.Background(), testenv.NewObject(gvk, ns, "bad", tc.spec))
+			if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("create: %v, want Invalid naming %q", err, tc.want)
+			}
+		})
+	}
+	good := testenv.NewObject(gvk, ns, "good", map[string]any{"selector": sel, "leaseDuration": "1500ms",
+		"service": map[string]any{"port": 80, "targetPort": 8080}})
+	if err := k8s.Create(context.Background(), good); err != nil {
+		t.Errorf("a good spec refused: %v", err)
+	}
+}
