@@ -132,9 +132,9 @@ func (h *Hook) Finalize(ctx context.Context, obj *unstructured.Unstructured) err
 		return err
 	}
 	c := hook.Acting(ctx, h.Client)
-	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	values, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
-	if s, err := specOf(spec); err == nil {
+	if s, err := specOf(values); err == nil {
 		pods, err := h.gather(ctx, obj.GetNamespace(), s, holder)
 		if err != nil {
 			return err
