@@ -25,11 +25,12 @@ const (
 	// LabelLeader marks the pod that leads, with the value "true".
 	LabelLeader = "rudder.dev/leader"
 
-	// ReasonElected: a pod leads.
+	// ReasonElected is the reason of Elected True: a pod leads.
 	ReasonElected = "Elected"
-	// ReasonNoReadyPod: the selector matches pods, none of which may lead.
+	// ReasonNoReadyPod is the reason of Elected False when the selector matches
+	// pods, none of which may lead.
 	ReasonNoReadyPod = "NoReadyPod"
-	// ReasonNoPods: the selector matches no pod.
+	// ReasonNoPods is the reason of Elected False when the selector matches no pod.
 	ReasonNoPods = "NoPods"
 )
 

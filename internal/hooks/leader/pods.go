@@ -131,7 +131,7 @@ func label(ctx context.Context, c client.Client, p *pod) error {
 // and confirms the result from the API server's answer.
 func patchLabel(ctx context.Context, c client.Client, p *pod, value any) error {
 	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"labels":{%q:%s}}}`, p.UID, LabelLeader, jsonValue(value))
-	out := p.Pod.DeepCopy()
+	out := p.DeepCopy()
 	err := c.Patch(ctx, out, client.RawPatch(types.MergePatchType, []byte(patch)))
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) && value == nil {
 		return nil // gone, or another pod under the name: it carries no label of ours
