@@ -141,7 +141,7 @@ type leaderStatus struct {
 func (le *leaderElection) check(want string) (string, error) {
 	var st leaderStatus
 	if found, err := getJSON(&st, "leaderelection", le.name, "-n", le.ns); err != nil || !found {
-		return "", fmt.Errorf("LeaderElection %s/%s: found %v, %v", le.ns, le.name, found, err)
+		return "", fmt.Errorf("LeaderElection %s/%s: found %v: %w", le.ns, le.name, found, err)
 	}
 	leader := st.Status.Leader
 	if c := condition(st.Status.Conditions, "Elected"); c == nil || c.Status != metav1.ConditionTrue || leader == "" {
@@ -152,7 +152,7 @@ func (le *leaderElection) check(want string) (string, error) {
 	}
 	var lease coordinationv1.Lease
 	if found, err := getJSON(&lease, "lease", le.name, "-n", le.ns); err != nil || !found {
-		return "", fmt.Errorf("Lease %s/%s: found %v, %v", le.ns, le.name, found, err)
+		return "", fmt.Errorf("Lease %s/%s: found %v: %w", le.ns, le.name, found, err)
 	}
 	if h := ptr.Deref(lease.Spec.HolderIdentity, ""); h != leader {
 		return "", fmt.Errorf("Lease holder %q, status.leader %q", h, leader)
