@@ -140,8 +140,10 @@ type leaderStatus struct {
 // want (any pod when empty) leading alone.
 func (le *leaderElection) check(want string) (string, error) {
 	var st leaderStatus
-	if found, err := getJSON(&st, "leaderelection", le.name, "-n", le.ns); err != nil || !found {
-		return "", fmt.Errorf("LeaderElection %s/%s: found %v: %w", le.ns, le.name, found, err)
+	if found, err := getJSON(&st, "leaderelection", le.name, "-n", le.ns); err != nil {
+		return "", fmt.Errorf("LeaderElection %s/%s: %w", le.ns, le.name, err)
+	} else if !found {
+		return "", fmt.Errorf("LeaderElection %s/%s not found", le.ns, le.name)
 	}
 	leader := st.Status.Leader
 	if c := condition(st.Status.Conditions, "Elected"); c == nil || c.Status != metav1.ConditionTrue || leader == "" {
@@ -151,8 +153,10 @@ func (le *leaderElection) check(want string) (string, error) {
 		return "", fmt.Errorf("status.leader %q, want %q", leader, want)
 	}
 	var lease coordinationv1.Lease
-	if found, err := getJSON(&lease, "lease", le.name, "-n", le.ns); err != nil || !found {
-		return "", fmt.Errorf("Lease %s/%s: found %v: %w", le.ns, le.name, found, err)
+	if found, err := getJSON(&lease, "lease", le.name, "-n", le.ns); err != nil {
+		return "", fmt.Errorf("Lease %s/%s: %w", le.ns, le.name, err)
+	} else if !found {
+		return "", fmt.Errorf("Lease %s/%s not found", le.ns, le.name)
 	}
 	if h := ptr.Deref(lease.Spec.HolderIdentity, ""); h != leader {
 		return "", fmt.Errorf("Lease holder %q, status.leader %q", h, leader)
