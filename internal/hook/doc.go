@@ -4,6 +4,8 @@
 // the interface, the registry and the readers of release values the hooks
 // share (String, Bool, Int, Quantity: a wrong value is a FieldError naming the
 // spec field), and the records by which a hook knows its own objects
-// (OwnerReference, AnnotationGeneratedFor: a hook acts on nothing else), not
+// (OwnerReference, AnnotationGeneratedFor: a hook acts on nothing else), and
+// the optional interfaces by which a hook says more (Gate, Permissioner,
+// StatusSchemer, Watcher: the kinds of objects whose changes concern it), not
 // the hooks themselves.
 package hook

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,4 +141,55 @@ func TestReconciler_PausedRunsNoHooks(t *testing.T) {
 		t.Errorf("the hook ran %d times while paused", after-before)
 	}
 	waitRevisions(t, ns, "gadget-asleep", "1:deployed")
+}
+
+// annotationWakes, on a ConfigMap, names the Gadget of its namespace that a
+// change of it concerns (the stamp hook's hook.Watcher).
+const annotationWakes = "test.rudder.dev/wakes"
+
+var _ hook.Watcher = (*stampHook)(nil)
+
+// Watches makes the stamp hook a hook.Watcher of ConfigMaps.
+func (*stampHook) Watches() []hook.Watch {
+	return []hook.Watch{{
+		Object: &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}},
+		Concerns: func(res *unstructured.Unstructured, o metav1.Object) bool {
+			return o.GetAnnotations()[annotationWakes] == res.GetName()
+		},
+	}}
+}
+
+// A change of an object a hook watches (hook.Watcher) reconciles the
+// resources it concerns at once, and only those.
+func TestReconciler_HookWatches(t *testing.T) {
+	ns := namespace(t)
+	for _, name := range []string{"woken", "asleep"} {
+		if err := k8s.Create(ctx, testenv.NewObject(gadgetGVK, ns, name, map[string]any{"message": "hi"})); err != nil {
+			t.Fatal(err)
+		}
+		waitRevisions(t, ns, "gadget-"+name, "1:deployed")
+	}
+	var woken, asleep int64
+	testenv.Eventually(t, "the hook's runs settled", func() error {
+		w, a := stamp.runsOf(ns, "woken"), stamp.runsOf(ns, "asleep")
+		if w != woken || a != asleep || w == 0 {
+			woken, asleep = w, a
+			return fmt.Errorf("runs %d and %d", w, a)
+		}
+		return nil
+	})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "waker", Namespace: ns,
+		Annotations: map[string]string{annotationWakes: "woken"}}}
+	if err := k8s.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	testenv.EventuallyWithin(t, 5*time.Second, "the hook run for Gadget woken", func() error {
+		if n := stamp.runsOf(ns, "woken"); n <= woken {
+			return fmt.Errorf("runs %d", n)
+		}
+		return nil
+	})
+	if n := stamp.runsOf(ns, "asleep"); n != asleep {
+		t.Errorf("the hook ran %d more times for Gadget asleep, which the ConfigMap does not concern", n-asleep)
+	}
 }

@@ -287,6 +287,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(source.Kind[client.Object](r.Storage, storage.Object(), r.releaseHandler())).
 		WatchesRawSource(source.Channel(r.testsDone, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles})
+	r.watchHooks(mgr.GetCache(), b)
 	if err := r.watchDependencies(mgr, b); err != nil {
 		return fmt.Errorf("kind %s: watching dependencies: %w", r.Watch.GVK.Kind, err)
 	}
