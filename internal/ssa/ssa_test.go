@@ -63,7 +63,10 @@ func TestConfig(t *testing.T) {
 	}{
 		{name: "status is never applied", check: func(u *unstructured.Unstructured) bool { return u.Object["status"] == nil }},
 		{name: "an ignored field is not applied", ignore: []string{"/spec/replicas"},
-			check: func(u *unstructured.Unstructured) bool { _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas"); return !found }},
+			check: func(u *unstructured.Unstructured) bool {
+				_, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas")
+				return !found
+			}},
 		{name: "a field inside a list element", ignore: []string{"/spec/template/spec/containers/0/resources"},
 			check: func(u *unstructured.Unstructured) bool {
 				c := containers(u)[0].(map[string]any)
@@ -72,7 +75,9 @@ func TestConfig(t *testing.T) {
 		{name: "a whole list element", ignore: []string{"/spec/template/spec/containers/0"},
 			check: func(u *unstructured.Unstructured) bool { return len(containers(u)) == 0 }},
 		{name: "paths the object does not have", ignore: []string{"/spec/paused", "/spec/template/spec/containers/3/image", "/spec/replicas/x"},
-			check: func(u *unstructured.Unstructured) bool { return len(containers(u)) == 1 && u.Object["spec"].(map[string]any)["replicas"] == int64(2) }},
+			check: func(u *unstructured.Unstructured) bool {
+				return len(containers(u)) == 1 && u.Object["spec"].(map[string]any)["replicas"] == int64(2)
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
