@@ -10,7 +10,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/ssa"
@@ -218,4 +221,121 @@ func TestReconciler_DriftByFieldOwnership(t *testing.T) {
 		return nil
 	})
 	waitRevisions(t, ns, "webapp-owned", "1:superseded", "2:deployed")
+}
+
+// admissionPolicy adds a label, an env var and a sidecar container to every
+// Deployment of namespace %[1]s at admission.
+const admissionPolicy = `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: rudder-test-%[1]s
+spec:
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [apps]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [deployments]
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: >
+        Object{
+          metadata: Object.metadata{labels: {"policy.example.com/injected": "true"}},
+          spec: Object.spec{template: Object.spec.template{spec: Object.spec.template.spec{containers: [
+            Object.spec.template.spec.containers{name: object.spec.template.spec.containers[0].name,
+              env: [Object.spec.template.spec.containers.env{name: "INJECTED", value: "by-policy"}]},
+            Object.spec.template.spec.containers{name: "sidecar", image: "proxy:1"}
+          ]}}}
+        }
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: rudder-test-%[1]s
+spec:
+  policyName: rudder-test-%[1]s
+  matchResources:
+    namespaceSelector:
+      matchLabels:
+        kubernetes.io/metadata.name: %[1]s
+`
+
+// What a MutatingAdmissionPolicy adds at admission is kept, and rudder
+// repairs nothing, at install or over reconciles after it: the merge-patch
+// repair put such Deployments back right after install, a write and an
+// event about nothing.
+func TestReconciler_KeepsWhatAnAdmissionPolicyAdds(t *testing.T) {
+	ns := namespace(t)
+	for _, doc := range strings.Split(fmt.Sprintf(admissionPolicy, ns), "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k8s.Delete(ctx, obj) })
+	}
+	testenv.Eventually(t, "the policy mutating Deployments", func() error {
+		probe := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
+			Spec: appsv1.DeploymentSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "probe"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "probe"}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "probe", Image: "probe:1"}}},
+				},
+			},
+		}
+		if err := k8s.Create(ctx, probe, client.DryRunAll); err != nil {
+			return err
+		}
+		if container(probe, "sidecar") == nil {
+			return fmt.Errorf("a Deployment created has containers %v", probe.Spec.Template.Spec.Containers)
+		}
+		return nil
+	})
+
+	const n = 5
+	for i := range n {
+		spec := webappSpec(1, "nginx:1.25")
+		spec["config"] = map[string]any{"MODE": "prod"}
+		if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, fmt.Sprintf("app-%d", i), spec)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		waitRevisions(t, ns, fmt.Sprintf("webapp-app-%d", i), "1:deployed")
+	}
+	for range 2 {
+		for i := range n {
+			reconciled(t, webappGVK, ns, fmt.Sprintf("app-%d", i))
+		}
+	}
+	requests := managerRequests.under(ns)
+	t.Logf("requests about the release's objects: %v", requests)
+	for k, v := range requests {
+		if strings.Contains(k, "/deployments/") && !strings.HasPrefix(k, "GET ") && !strings.HasSuffix(k, "(dry run)") {
+			t.Errorf("%d writes %s after the install", v, k)
+		}
+	}
+	if ev := driftRepairedEvents(t, ns); len(ev) > 0 {
+		t.Errorf("DriftRepaired events about what the policy added: %q", ev)
+	}
+	for i := range n {
+		var dep appsv1.Deployment
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("app-%d", i)}, &dep); err != nil {
+			t.Fatal(err)
+		}
+		web := container(&dep, "webapp")
+		if dep.Labels["policy.example.com/injected"] != "true" || container(&dep, "sidecar") == nil || web == nil || len(web.Env) != 2 {
+			t.Errorf("Deployment %s lacks what the policy adds: labels %v, containers %+v", dep.Name, dep.Labels, dep.Spec.Template.Spec.Containers)
+		}
+		if appliedByRudder(&dep) || dep.Generation != 1 {
+			t.Errorf("Deployment %s was written after its install: generation %d, managed fields %+v", dep.Name, dep.Generation, dep.ManagedFields)
+		}
+	}
 }
