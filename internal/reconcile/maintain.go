@@ -77,6 +77,15 @@ func (r *Reconciler) assess(ctx context.Context, o *observation, repair bool) {
 // changed since it was last compared with the revision is not compared again
 // (driftOf).
 func (r *Reconciler) assessObject(ctx context.Context, o *observation, want *unstructured.Unstructured, seen *seenObject, repair bool) objectState {
+	if err := r.beyondReach(o, want); err != nil {
+		// A revision rudder did not write may name objects beyond the
+		// resource's reach: reported, never read nor compared, so that its
+		// fields tell nothing about them.
+		if o.drift != nil {
+			*o.drift = append(*o.drift, fmt.Sprintf("%s/%s (outside the release's scope)", want.GetKind(), want.GetName()))
+		}
+		return objectState{want: want, err: err}
+	}
 	cached, err := r.look(ctx, want)
 	switch {
 	case err != nil:
@@ -108,6 +117,19 @@ func (r *Reconciler) assessObject(ctx context.Context, o *observation, want *uns
 		return objectState{want: want}
 	}
 	return liveState(want, cached, live, seen, differs)
+}
+
+// beyondReach returns an error naming want when it is an object of a
+// revision rudder did not write that lies outside the release's scope.
+func (r *Reconciler) beyondReach(o *observation, want *unstructured.Unstructured) error {
+	if o.deployed.Signed {
+		return nil // rudder applied it, within the scope
+	}
+	namespaced, err := r.Client.IsObjectNamespaced(want)
+	if err != nil {
+		namespaced = want.GetNamespace() != ""
+	}
+	return r.access(o).Scope.Check(want.GroupVersionKind(), want.GetNamespace(), want.GetName(), namespaced)
 }
 
 // liveState is the state of want's live counterpart: live when set, else
