@@ -39,6 +39,7 @@ type driftCheck struct {
 	fields  []string                   // rudder's fields that differ live
 	missing bool                       // the object does not exist
 	live    *unstructured.Unstructured // the object compared, when not the cached one
+	version string                     // the resourceVersion of the object compared
 }
 
 // config returns what rudder applies of want.
@@ -93,7 +94,7 @@ func (r *Reconciler) putBack(ctx context.Context, o *observation, want *unstruct
 	switch {
 	case check.missing:
 		r.repaired(ctx, o, want, "deleted", nil)
-	case check.live == nil || live.GetResourceVersion() != check.live.GetResourceVersion():
+	case live.GetResourceVersion() != check.version:
 		r.repaired(ctx, o, want, "changed", check.fields)
 	}
 	return live, nil
@@ -183,11 +184,14 @@ func (r *Reconciler) driftOf(ctx context.Context, o *observation, want *unstruct
 			return driftCheck{missing: live == nil}, err
 		}
 		fields, live, err := r.compare(ctx, o, want, live)
-		return driftCheck{fields: fields, missing: live == nil && err == nil, live: live}, err
+		if err != nil || live == nil {
+			return driftCheck{missing: err == nil}, err
+		}
+		return driftCheck{fields: fields, live: live, version: live.GetResourceVersion()}, nil
 	}
 	at := pointOf(want, cached, gvk.GroupKind())
 	if fields, ok := seen.driftAt(cached, at); ok {
-		return driftCheck{fields: fields}, nil
+		return driftCheck{fields: fields, version: cached.GetResourceVersion()}, nil
 	}
 	live, err := toUnstructured(cached, gvk)
 	if err != nil {
@@ -201,7 +205,7 @@ func (r *Reconciler) driftOf(ctx context.Context, o *observation, want *unstruct
 		return driftCheck{missing: true}, nil
 	case now.GetUID() == cached.GetUID() && now.GetResourceVersion() == cached.GetResourceVersion():
 		seen.recordDrift(cached, at, fields)
-		return driftCheck{fields: fields, live: live}, nil
+		return driftCheck{fields: fields, live: live, version: live.GetResourceVersion()}, nil
 	}
-	return driftCheck{fields: fields, live: now}, nil
+	return driftCheck{fields: fields, live: now, version: now.GetResourceVersion()}, nil
 }
