@@ -2,76 +2,102 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/ssa"
 )
 
-// repair puts back want when live is missing or differs from it in a field
-// want sets, and returns the object as it now is. Fields want does not set
-// (defaults, status, what other controllers add) are not drift.
-func (r *Reconciler) repair(ctx context.Context, o *observation, want, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// Drift is told by field ownership (package ssa): an object has drifted when
+// a field rudder applies of the deployed revision, the revision's object
+// less the kind's ignored paths, holds another value live or is gone. The API
+// server tells which fields those are and what they come to: a dry run of
+// rudder's server-side apply runs defaulting and admission, so what a
+// mutating admission policy adds, an autoscaler's replicas (when ignored) and
+// a sidecar another manager adds to a list are neither drift nor replaced by
+// a repair, which is the same apply for real, as the resource's account.
+//
+// A dry run rather than the live object's managed fields alone: Helm v3
+// writes by update (create, then a three-way strategic merge patch; it has no
+// server-side apply path), so until rudder first applies, no managed fields
+// name what the revision sets. Comparing only rudder's fields of the dry
+// run's result, rather than the whole result, keeps what admission would add
+// now (a policy created after the object) from counting as drift. The dry run
+// is asked only when the live object changed since the last comparison
+// (seenObject): a resync of unchanged objects makes no request.
+
+// driftCheck is what a comparison of one object with the deployed revision
+// found.
+type driftCheck struct {
+	fields  []string                   // rudder's fields that differ live
+	missing bool                       // the object does not exist
+	live    *unstructured.Unstructured // the object compared, when not the cached one
+	version string                     // the resourceVersion of the object compared
+}
+
+// config returns what rudder applies of want.
+func (r *Reconciler) config(want *unstructured.Unstructured) *unstructured.Unstructured {
+	return ssa.Config(want, r.Watch.Drift.Ignored(want.GetKind(), want.GetName()))
+}
+
+// compare returns the fields of want, as rudder applies it, that live does
+// not hold, and the object they were compared with: live, or, when the cache
+// live comes from is not at the version the dry run started from, the object
+// read from the API server (nil when gone). An object the API server cannot
+// apply (a chart's list with a duplicate key, which an update accepts) is
+// logged and counted as matching.
+func (r *Reconciler) compare(ctx context.Context, o *observation, want, live *unstructured.Unstructured) ([]string, *unstructured.Unstructured, error) {
+	writer, err := r.actingClient(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	applied, err := ssa.Apply(ctx, writer, r.config(want), true)
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		ctrl.LoggerFrom(ctx).Info("Cannot compare object with its revision by server-side apply; drift is not detected for it",
+			"object", want.GetKind()+"/"+want.GetName(), "error", err.Error())
+		return nil, live, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("comparing %s/%s with a dry run of its revision: %w", want.GetKind(), want.GetName(), err)
+	}
+	if applied.GetResourceVersion() != live.GetResourceVersion() {
+		if live, err = r.read(ctx, r.APIReader, want); live == nil || err != nil {
+			return nil, nil, err
+		}
+	}
+	fields, err := ssa.Drift(applied, live)
+	if err != nil {
+		return nil, nil, fmt.Errorf("comparing %s/%s with its revision: %w", want.GetKind(), want.GetName(), err)
+	}
+	return fields, live, nil
+}
+
+// putBack applies want again, as the resource's account, and returns the
+// object as it now is. check says what differed, for the event.
+func (r *Reconciler) putBack(ctx context.Context, o *observation, want *unstructured.Unstructured, check driftCheck) (*unstructured.Unstructured, error) {
 	ref := want.GetKind() + "/" + want.GetName()
 	writer, err := r.actingClient(o)
 	if err != nil {
 		return nil, err
 	}
-	if live == nil {
-		obj := want.DeepCopy()
-		err := writer.Create(ctx, obj)
-		if err == nil {
-			r.repaired(ctx, o, want, "deleted")
-			return obj, nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return nil, r.repairFailed(o, ref, err)
-		}
-		// The cache was behind, or the object lacks the label the cache
-		// selects on (an older rudder wrote it): read it from the API server.
-		if live, err = r.read(ctx, r.APIReader, want); live == nil || err != nil {
-			return live, err
-		}
-	}
-	if want = ignoring(r.Watch.Drift, want, live); !drifted(want, live) {
-		return live, nil
-	}
-	patch, err := json.Marshal(withoutStatus(want.Object))
+	live, err := ssa.Apply(ctx, writer, r.config(want), false)
 	if err != nil {
-		return nil, err
-	}
-	before := live.GetResourceVersion()
-	if err := writer.Patch(ctx, live, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return nil, r.repairFailed(o, ref, err)
 	}
-	if live.GetResourceVersion() != before {
-		r.repaired(ctx, o, want, "changed")
+	switch {
+	case check.missing:
+		r.repaired(ctx, o, want, "deleted", nil)
+	case live.GetResourceVersion() != check.version:
+		r.repaired(ctx, o, want, "changed", check.fields)
 	}
 	return live, nil
-}
-
-// drifts reports whether live exists and differs from want in a field want
-// sets that the kind's drift rules do not ignore.
-func (r *Reconciler) drifts(want, live *unstructured.Unstructured) bool {
-	return live != nil && drifted(ignoring(r.Watch.Drift, want, live), live)
-}
-
-// confirmed returns live, read again from the API server when the cache shows
-// it missing or drifted: the cache may not have seen the revision's own writes
-// yet, and a report of drift must not name those.
-func (r *Reconciler) confirmed(ctx context.Context, want, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if live != nil && !r.drifts(want, live) {
-		return live, nil
-	}
-	return r.read(ctx, r.APIReader, want)
 }
 
 // reportDrift records, in warn mode, an event when the objects that differ
@@ -86,6 +112,16 @@ func (r *Reconciler) reportDrift(o *observation) {
 		return
 	}
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonDriftDetected, "Compare", "%s", msg)
+}
+
+// driftEntry names an object that differs, and how, in the Drifted
+// condition: Deployment/web (spec.replicas), or Deployment/web (deleted).
+func driftEntry(want *unstructured.Unstructured, check driftCheck) string {
+	how := "deleted"
+	if !check.missing {
+		how = strings.Join(check.fields, ", ")
+	}
+	return fmt.Sprintf("%s/%s (%s)", want.GetKind(), want.GetName(), how)
 }
 
 // driftCondition is the Drifted condition of o: nil when drift was not
@@ -113,14 +149,18 @@ func driftMessage(o *observation) string {
 		"undo the edit, or upgrade the release to make it part of the chart", strings.Join(*o.drift, ", "), o.deployed.Revision)
 }
 
-// repaired records that obj was put back. The object is the event's related
-// object, so that events about two objects are not merged into one series.
-func (r *Reconciler) repaired(ctx context.Context, o *observation, obj *unstructured.Unstructured, how string) {
+// repaired records that obj was put back, naming the fields that differed.
+// The object is the event's related object, so that events about two
+// objects are not merged into one series.
+func (r *Reconciler) repaired(ctx context.Context, o *observation, obj *unstructured.Unstructured, how string, fields []string) {
 	ref := obj.GetKind() + "/" + obj.GetName()
-	ctrl.LoggerFrom(ctx).Info("Put back object "+how+" outside Helm", "object", ref)
+	ctrl.LoggerFrom(ctx).Info("Put back object "+how+" outside Helm", "object", ref, "fields", fields)
 	driftRepairs.WithLabelValues(r.Watch.GVK.Kind, obj.GetKind()).Inc()
-	r.Recorder.Eventf(o.obj, obj, corev1.EventTypeNormal, ReasonDriftRepaired, "Repair",
-		"Put back %s, %s outside its release", ref, how)
+	msg := fmt.Sprintf("Put back %s, %s outside its release", ref, how)
+	if len(fields) > 0 {
+		msg += ": " + strings.Join(fields, ", ")
+	}
+	r.Recorder.Eventf(o.obj, obj, corev1.EventTypeNormal, ReasonDriftRepaired, "Repair", "%s", msg)
 }
 
 func (r *Reconciler) repairFailed(o *observation, ref string, err error) error {
@@ -131,104 +171,41 @@ func (r *Reconciler) repairFailed(o *observation, ref string, err error) error {
 	return fmt.Errorf("putting back %s: %w", ref, err)
 }
 
-// drifted reports whether live differs from want in a field want sets.
-func drifted(want, live *unstructured.Unstructured) bool {
-	return !contains(live.Object, withoutStatus(want.Object))
-}
-
-func withoutStatus(obj map[string]any) map[string]any {
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		if k != "status" {
-			out[k] = v
+// driftOf compares want's live counterpart, cached (nil when the cache has
+// none), with the revision, by what seen holds when cached has not changed
+// since it was last compared.
+func (r *Reconciler) driftOf(ctx context.Context, o *observation, want *unstructured.Unstructured, cached client.Object, seen *seenObject) (driftCheck, error) {
+	gvk := want.GroupVersionKind()
+	if cached == nil {
+		// The cache may be behind, or the object may lack the label the
+		// cache selects on (an older rudder wrote it).
+		live, err := r.read(ctx, r.APIReader, want)
+		if err != nil || live == nil {
+			return driftCheck{missing: live == nil}, err
 		}
+		fields, live, err := r.compare(ctx, o, want, live)
+		if err != nil || live == nil {
+			return driftCheck{missing: err == nil}, err
+		}
+		return driftCheck{fields: fields, live: live, version: live.GetResourceVersion()}, nil
 	}
-	return out
-}
-
-// contains reports whether got holds every field of want with an equal value.
-// Lists must have want's length, element by element. Numbers compare by value
-// and quantity strings by quantity ("0.5" holds "500m"). An empty or null
-// value in want is held by a missing one: the API server drops them.
-func contains(got, want any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return got == nil && len(w) == 0
-		}
-		for k, wv := range w {
-			gv, present := g[k]
-			if !present {
-				if isEmpty(wv) {
-					continue
-				}
-				return false
-			}
-			if !contains(gv, wv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		g, ok := got.([]any)
-		if !ok {
-			return got == nil && len(w) == 0
-		}
-		if len(g) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !contains(g[i], w[i]) {
-				return false
-			}
-		}
-		return true
-	case nil:
-		return true
-	case string:
-		g, ok := got.(string)
-		return ok && (g == w || sameQuantity(g, w))
-	default:
-		if wf, ok := number(want); ok {
-			gf, ok := number(got)
-			return ok && gf == wf
-		}
-		return got == want
+	at := pointOf(want, cached, gvk.GroupKind())
+	if fields, ok := seen.driftAt(cached, at); ok {
+		return driftCheck{fields: fields, version: cached.GetResourceVersion()}, nil
 	}
-}
-
-func isEmpty(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return true
-	case map[string]any:
-		return len(t) == 0
-	case []any:
-		return len(t) == 0
-	}
-	return false
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	return 0, false
-}
-
-func sameQuantity(a, b string) bool {
-	qa, err := resource.ParseQuantity(a)
+	live, err := toUnstructured(cached, gvk)
 	if err != nil {
-		return false
+		return driftCheck{}, fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)
 	}
-	qb, err := resource.ParseQuantity(b)
-	return err == nil && qa.Cmp(qb) == 0
+	fields, now, err := r.compare(ctx, o, want, live)
+	switch {
+	case err != nil:
+		return driftCheck{}, err
+	case now == nil:
+		return driftCheck{missing: true}, nil
+	case now.GetUID() == cached.GetUID() && now.GetResourceVersion() == cached.GetResourceVersion():
+		seen.recordDrift(cached, at, fields)
+		return driftCheck{fields: fields, live: live, version: live.GetResourceVersion()}, nil
+	}
+	return driftCheck{fields: fields, live: now, version: now.GetResourceVersion()}, nil
 }

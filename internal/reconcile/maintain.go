@@ -73,55 +73,79 @@ func (r *Reconciler) assess(ctx context.Context, o *observation, repair bool) {
 }
 
 // assessObject reads want's live counterpart from the cache of the releases'
-// objects and returns its state, as assess says. What seen holds of an
-// unchanged object is used instead of converting and comparing it again.
+// objects and returns its state, as assess says. An object that has not
+// changed since it was last compared with the revision is not compared again
+// (driftOf).
 func (r *Reconciler) assessObject(ctx context.Context, o *observation, want *unstructured.Unstructured, seen *seenObject, repair bool) objectState {
-	gvk := want.GroupVersionKind()
-	cached, err := r.look(ctx, want)
-	var at syncPoint
-	holds := false
-	if cached != nil {
-		ignores := len(r.Watch.Drift.Ignored(want.GetKind(), want.GetName())) > 0
-		at, holds = pointOf(want, cached, gvk.GroupKind(), ignores)
-		if r.Watch.Drift.Mode == watches.DriftDisabled || holds && seen.inSync(cached, at) {
-			status, err := seen.statusFor(cached, gvk)
-			if err != nil {
-				return objectState{want: want, err: fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)}
-			}
-			return objectState{want: want, live: &status}
+	if err := r.beyondReach(o, want); err != nil {
+		// A revision rudder did not write may name objects beyond the
+		// resource's reach: reported, never read nor compared, so that its
+		// fields tell nothing about them.
+		if o.drift != nil {
+			*o.drift = append(*o.drift, fmt.Sprintf("%s/%s (outside the release's scope)", want.GetKind(), want.GetName()))
 		}
-	}
-	var live *unstructured.Unstructured
-	if cached != nil {
-		if live, err = toUnstructured(cached, gvk); err != nil {
-			err = fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)
-		}
-	}
-	switch {
-	case err != nil || r.Watch.Drift.Mode == watches.DriftDisabled:
-	case o.drift != nil:
-		if live, err = r.confirmed(ctx, want, live); err == nil && (live == nil || r.drifts(want, live)) {
-			*o.drift = append(*o.drift, want.GetKind()+"/"+want.GetName())
-		}
-	case repair:
-		live, err = r.repair(ctx, o, want, live)
-	}
-	// Unrepaired, an object that differs from the revision was changed
-	// by hand, or the cache has not seen the revision's write yet: its
-	// status does not tell whether the revision is ready. Unless drift is
-	// only reported or not looked at: then the object is as it will stay.
-	differs := !repair && r.Watch.Drift.Repairs() && err == nil && r.drifts(want, live)
-	if err != nil || live == nil {
 		return objectState{want: want, err: err}
 	}
-	status := statusOf(live)
-	// What was compared is the cached object, not one repaired or read
-	// from the API server since: the next reconcile reads the cache again.
-	if cached != nil && live.GetUID() == cached.GetUID() && live.GetResourceVersion() == cached.GetResourceVersion() {
-		seen.record(cached, status)
-		if holds {
-			seen.recordSync(cached, at, !r.drifts(want, live))
+	cached, err := r.look(ctx, want)
+	switch {
+	case err != nil:
+		return objectState{want: want, err: err}
+	case r.Watch.Drift.Mode == watches.DriftDisabled, !repair && (cached == nil || !r.Watch.Drift.Repairs()):
+		return liveState(want, cached, nil, seen, false)
+	}
+	check, err := r.driftOf(ctx, o, want, cached, seen)
+	if err != nil {
+		return objectState{want: want, err: err}
+	}
+	live, differs := check.live, false
+	switch {
+	case !repair:
+		// Unrepaired, an object that differs from the revision was changed
+		// by hand, or the cache has not seen the revision's write yet: its
+		// status does not tell whether the revision is ready.
+		differs = len(check.fields) > 0
+	case o.drift != nil:
+		if check.missing || len(check.fields) > 0 {
+			*o.drift = append(*o.drift, driftEntry(want, check))
 		}
+	case check.missing || len(check.fields) > 0:
+		if live, err = r.putBack(ctx, o, want, check); err != nil {
+			return objectState{want: want, err: err}
+		}
+	}
+	if check.missing && live == nil {
+		return objectState{want: want}
+	}
+	return liveState(want, cached, live, seen, differs)
+}
+
+// beyondReach returns an error naming want when it is an object of a
+// revision rudder did not write that lies outside the release's scope.
+func (r *Reconciler) beyondReach(o *observation, want *unstructured.Unstructured) error {
+	if o.deployed.Signed {
+		return nil // rudder applied it, within the scope
+	}
+	namespaced, err := r.Client.IsObjectNamespaced(want)
+	if err != nil {
+		namespaced = want.GetNamespace() != ""
+	}
+	return r.access(o).Scope.Check(want.GroupVersionKind(), want.GetNamespace(), want.GetName(), namespaced)
+}
+
+// liveState is the state of want's live counterpart: live when set, else
+// cached, whose status seen keeps while it does not change.
+func liveState(want *unstructured.Unstructured, cached client.Object, live *unstructured.Unstructured, seen *seenObject, differs bool) objectState {
+	if live != nil {
+		status := statusOf(live)
+		return objectState{want: want, live: &status, differs: differs}
+	}
+	if cached == nil {
+		return objectState{want: want}
+	}
+	gvk := want.GroupVersionKind()
+	status, err := seen.statusFor(cached, gvk)
+	if err != nil {
+		return objectState{want: want, err: fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)}
 	}
 	return objectState{want: want, live: &status, differs: differs}
 }

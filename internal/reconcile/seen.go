@@ -1,6 +1,9 @@
 package reconcile
 
 import (
+	"hash/maphash"
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -27,17 +31,20 @@ type seenObject struct {
 	version string       // the resourceVersion status is of
 	status  objectStatus // of the live object at version
 
-	synced   bool      // the live object matched the revision at syncedAt
-	syncedAt syncPoint // set with synced
+	compared   bool      // drift holds what a comparison at comparedAt found
+	comparedAt syncPoint // set with compared
+	drift      []string  // the fields of rudder's that differed then
 }
 
 // syncPoint names the state of a live object that a comparison with the
-// revision holds for. It is the generation for the kinds whose generation the
-// API server bumps at every change of their spec (their status changes, and
-// their labels and annotations are compared apart); the resourceVersion for
-// every other kind.
+// revision holds for. It is the generation and a digest of the labels,
+// annotations, owner references and finalizers for the kinds whose
+// generation the API server bumps at every change of their spec (their
+// status changes under pod churn; the rest of their metadata changes
+// nothing rudder applies); the resourceVersion for every other kind.
 type syncPoint struct {
 	generation int64
+	meta       uint64
 	version    string
 }
 
@@ -51,75 +58,66 @@ var specGenerations = map[schema.GroupKind]bool{
 	{Group: "batch", Kind: "CronJob"}:    true,
 }
 
-// pointOf returns the sync point of live, and whether a comparison at that
-// point still holds for live's metadata too: false when want's metadata sets
-// fields other than labels, annotations, owner references and finalizers, or
-// when those differ now.
-func pointOf(want *unstructured.Unstructured, live client.Object, gk schema.GroupKind, ignores bool) (syncPoint, bool) {
-	if !specGenerations[gk] || ignores || live.GetGeneration() == 0 {
-		return syncPoint{version: live.GetResourceVersion()}, true
+// pointOf returns the sync point of live, whose revision's object is want:
+// at its resourceVersion when want's metadata sets fields other than labels,
+// annotations, owner references and finalizers, which the generation and
+// the digest would not follow.
+func pointOf(want *unstructured.Unstructured, live client.Object, gk schema.GroupKind) syncPoint {
+	if !specGenerations[gk] || live.GetGeneration() == 0 {
+		return syncPoint{version: live.GetResourceVersion()}
 	}
 	meta, _ := want.Object["metadata"].(map[string]any)
-	for k, v := range meta {
-		var got any
+	for k := range meta {
 		switch k {
-		case "name", "namespace": // the key it was read by
-			continue
-		case "labels":
-			got = stringMap(live.GetLabels())
-		case "annotations":
-			got = stringMap(live.GetAnnotations())
-		case "ownerReferences":
-			got = ownerReferences(live.GetOwnerReferences())
-		case "finalizers":
-			got = stringList(live.GetFinalizers())
+		case "name", "namespace", "labels", "annotations", "ownerReferences", "finalizers":
 		default:
-			return syncPoint{}, false
-		}
-		if !contains(got, v) {
-			return syncPoint{}, false
+			return syncPoint{version: live.GetResourceVersion()}
 		}
 	}
-	return syncPoint{generation: live.GetGeneration()}, true
+	return syncPoint{generation: live.GetGeneration(), meta: metaDigest(live)}
 }
 
-// stringMap, stringList and ownerReferences return metadata as an
-// unstructured object holds it, for contains.
-func stringMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
+// metaSeed seeds the digests of metadata, which live only in memory.
+var metaSeed = maphash.MakeSeed()
 
-func stringList(l []string) []any {
-	out := make([]any, len(l))
-	for i, v := range l {
-		out[i] = v
-	}
-	return out
-}
-
-func ownerReferences(refs []metav1.OwnerReference) []any {
-	out := make([]any, len(refs))
-	for i, r := range refs {
-		m := map[string]any{"apiVersion": r.APIVersion, "kind": r.Kind, "name": r.Name, "uid": string(r.UID)}
-		if r.Controller != nil {
-			m["controller"] = *r.Controller
+// metaDigest digests the labels, annotations, owner references and
+// finalizers of obj. Map entries are summed, so that their order does not
+// count.
+func metaDigest(obj metav1.Object) uint64 {
+	var h maphash.Hash
+	h.SetSeed(metaSeed)
+	entry := func(parts ...string) uint64 {
+		h.Reset()
+		for _, p := range parts {
+			h.WriteString(p)
+			h.WriteByte(0)
 		}
-		if r.BlockOwnerDeletion != nil {
-			m["blockOwnerDeletion"] = *r.BlockOwnerDeletion
-		}
-		out[i] = m
+		return h.Sum64()
 	}
-	return out
+	var sum uint64
+	for k, v := range obj.GetLabels() {
+		sum += entry("l", k, v)
+	}
+	for k, v := range obj.GetAnnotations() {
+		sum += entry("a", k, v)
+	}
+	for i, ref := range obj.GetOwnerReferences() {
+		sum += entry("o", strconv.Itoa(i), ref.APIVersion, ref.Kind, ref.Name, string(ref.UID),
+			strconv.FormatBool(ptr.Deref(ref.Controller, false)), strconv.FormatBool(ptr.Deref(ref.BlockOwnerDeletion, false)))
+	}
+	for i, f := range obj.GetFinalizers() {
+		sum += entry("f", strconv.Itoa(i), f)
+	}
+	return sum
 }
 
-// inSync reports whether the last comparison of this object with the
-// revision found no difference and still holds for live.
-func (s *seenObject) inSync(live client.Object, at syncPoint) bool {
-	return s.synced && s.uid == live.GetUID() && s.syncedAt == at
+// driftAt returns the fields the last comparison of this object with the
+// revision found differing, if that comparison holds for live at point at.
+func (s *seenObject) driftAt(live client.Object, at syncPoint) ([]string, bool) {
+	if !s.compared || s.uid != live.GetUID() || s.comparedAt != at {
+		return nil, false
+	}
+	return s.drift, true
 }
 
 // statusFor returns the status of live, computed again only when live
@@ -143,10 +141,11 @@ func (s *seenObject) record(live client.Object, status objectStatus) {
 	s.version, s.status = live.GetResourceVersion(), status
 }
 
-// recordSync keeps whether live matched the revision at point at.
-func (s *seenObject) recordSync(live client.Object, at syncPoint, synced bool) {
+// recordDrift keeps the fields a comparison of live at point at found
+// differing from the revision.
+func (s *seenObject) recordDrift(live client.Object, at syncPoint, fields []string) {
 	s.forObject(live)
-	s.synced, s.syncedAt = synced, at
+	s.compared, s.comparedAt, s.drift = true, at, fields
 }
 
 // forObject forgets what was seen of an earlier object of live's name.

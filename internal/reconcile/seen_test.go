@@ -32,42 +32,41 @@ func wantDeployment(meta map[string]any) *unstructured.Unstructured {
 func TestPointOf(t *testing.T) {
 	gk := deploymentGVK.GroupKind()
 	want := wantDeployment(map[string]any{"name": "web", "namespace": "ns", "labels": map[string]any{"app": "web"}})
-	owned := wantDeployment(map[string]any{"name": "web", "finalizers": []any{"f"}, "ownerReferences": []any{map[string]any{
-		"apiVersion": "webapp.my.domain/v1", "kind": "WebApp", "name": "web", "uid": "o1", "controller": true, "blockOwnerDeletion": true,
-	}}})
-	ownedLive := func(controller bool) *appsv1.Deployment {
-		d := liveDeployment(3, "10", nil)
-		d.Finalizers = []string{"f"}
-		d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "webapp.my.domain/v1", Kind: "WebApp", Name: "web", UID: "o1",
-			Controller: new(controller), BlockOwnerDeletion: new(true)}}
-		return d
+	base := liveDeployment(3, "10", map[string]string{"app": "web"})
+	at := pointOf(want, base, gk)
+	if at.generation != 3 || at.version != "" {
+		t.Fatalf("pointOf a Deployment = %+v, want its generation", at)
 	}
 	tests := []struct {
-		name      string
-		want      *unstructured.Unstructured
-		live      *appsv1.Deployment
-		gk        schema.GroupKind
-		ignores   bool
-		wantPoint syncPoint
-		wantHolds bool
+		name     string
+		want     *unstructured.Unstructured
+		live     func(d *appsv1.Deployment)
+		gk       schema.GroupKind
+		wantSame bool
 	}{
-		{name: "a Deployment is at its generation", want: want, live: liveDeployment(3, "10", map[string]string{"app": "web", "extra": "x"}), gk: gk,
-			wantPoint: syncPoint{generation: 3}, wantHolds: true},
-		{name: "a label changed by hand does not hold", want: want, live: liveDeployment(3, "11", map[string]string{"app": "evil"}), gk: gk},
-		{name: "owner references and finalizers are compared", gk: gk, want: owned, live: ownedLive(true), wantPoint: syncPoint{generation: 3}, wantHolds: true},
-		{name: "an owner reference changed by hand does not hold", gk: gk, want: owned, live: ownedLive(false)},
-		{name: "other metadata is not judged", gk: gk,
-			want: wantDeployment(map[string]any{"name": "web", "generateName": "w"}), live: liveDeployment(3, "10", nil)},
-		{name: "a kind whose generation does not follow its spec is at its resourceVersion", want: want, live: liveDeployment(3, "10", nil),
-			gk: schema.GroupKind{Kind: "Service"}, wantPoint: syncPoint{version: "10"}, wantHolds: true},
-		{name: "ignore rules may name metadata: the resourceVersion", want: want, live: liveDeployment(3, "10", nil), gk: gk, ignores: true,
-			wantPoint: syncPoint{version: "10"}, wantHolds: true},
+		{name: "a status change at the same generation is the same point", want: want, gk: gk, wantSame: true,
+			live: func(d *appsv1.Deployment) { d.ResourceVersion, d.Status.ReadyReplicas = "11", 2 }},
+		{name: "a spec change is another point", want: want, gk: gk, live: func(d *appsv1.Deployment) { d.Generation = 4 }},
+		{name: "a label changed by hand is another point", want: want, gk: gk, live: func(d *appsv1.Deployment) { d.Labels["app"] = "evil" }},
+		{name: "a label added is another point", want: want, gk: gk, live: func(d *appsv1.Deployment) { d.Labels["extra"] = "x" }},
+		{name: "an annotation is another point", want: want, gk: gk,
+			live: func(d *appsv1.Deployment) { d.Annotations = map[string]string{"a": "b"} }},
+		{name: "an owner reference is another point", want: want, gk: gk, live: func(d *appsv1.Deployment) {
+			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "WebApp", Name: "web", UID: "o1"}}
+		}},
+		{name: "a finalizer is another point", want: want, gk: gk, live: func(d *appsv1.Deployment) { d.Finalizers = []string{"f"} }},
+		{name: "other metadata set by the revision: at the resourceVersion", gk: gk,
+			want: wantDeployment(map[string]any{"name": "web", "generateName": "w"}),
+			live: func(d *appsv1.Deployment) { d.ResourceVersion = "11" }},
+		{name: "a kind whose generation does not follow its spec is at its resourceVersion", want: want,
+			gk: schema.GroupKind{Kind: "Service"}, live: func(d *appsv1.Deployment) { d.ResourceVersion = "11" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			at, holds := pointOf(tt.want, tt.live, tt.gk, tt.ignores)
-			if at != tt.wantPoint || holds != tt.wantHolds {
-				t.Errorf("pointOf = %+v, %v; want %+v, %v", at, holds, tt.wantPoint, tt.wantHolds)
+			live := base.DeepCopy()
+			tt.live(live)
+			if got := pointOf(tt.want, live, tt.gk); (got == at) != tt.wantSame {
+				t.Errorf("pointOf = %+v, first point %+v: same %v, want %v", got, at, got == at, tt.wantSame)
 			}
 		})
 	}
@@ -99,27 +98,27 @@ func TestSeenObject_StatusIsComputedAgainOnlyWhenTheObjectChanged(t *testing.T) 
 	}
 }
 
-func TestSeenObject_InSyncOnlyForTheObjectAndPointCompared(t *testing.T) {
+func TestSeenObject_DriftAtOnlyForTheObjectAndPointCompared(t *testing.T) {
 	var seen seenObject
 	live := liveDeployment(3, "10", nil)
 	at := syncPoint{generation: 3}
-	if seen.inSync(live, at) {
-		t.Fatal("in sync before any comparison")
+	if _, ok := seen.driftAt(live, at); ok {
+		t.Fatal("a comparison known before any")
 	}
-	seen.recordSync(live, at, true)
-	if !seen.inSync(liveDeployment(3, "11", nil), at) {
-		t.Error("a status change at the same generation is no longer in sync")
+	seen.recordDrift(live, at, nil)
+	if fields, ok := seen.driftAt(liveDeployment(3, "11", nil), at); !ok || fields != nil {
+		t.Errorf("a status change at the same point: %v, %v; want no drift, known", fields, ok)
 	}
-	if seen.inSync(live, syncPoint{generation: 4}) {
-		t.Error("in sync at a generation not compared")
+	if _, ok := seen.driftAt(live, syncPoint{generation: 4}); ok {
+		t.Error("known at a generation not compared")
 	}
 	again := liveDeployment(3, "12", nil)
 	again.UID = "u2"
-	if seen.inSync(again, at) {
-		t.Error("a new object with the same name is in sync with the old one's comparison")
+	if _, ok := seen.driftAt(again, at); ok {
+		t.Error("a new object with the same name is known by the old one's comparison")
 	}
-	seen.recordSync(live, at, false)
-	if seen.inSync(live, at) {
-		t.Error("in sync after a comparison found a difference")
+	seen.recordDrift(live, at, []string{"spec.replicas"})
+	if fields, ok := seen.driftAt(live, at); !ok || len(fields) != 1 || fields[0] != "spec.replicas" {
+		t.Errorf("after a comparison that found spec.replicas: %v, %v", fields, ok)
 	}
 }

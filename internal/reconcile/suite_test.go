@@ -45,8 +45,10 @@ func run(m *testing.M) int {
 	}
 	log := testenv.Logger()
 	ctrl.SetLogger(log)
+	mgrCfg := rest.CopyConfig(cfg)
+	mgrCfg.Wrap(managerRequests.wrap)
 	mgr, err := manager.New(manager.Options{
-		Config: cfg, WatchesFile: "testdata/watches.yaml", MetricsAddr: "0", ProbeAddr: "0",
+		Config: mgrCfg, WatchesFile: "testdata/watches.yaml", MetricsAddr: "0", ProbeAddr: "0",
 		Hooks: []hook.Hook{stamp},
 	}, log)
 	if err != nil {

@@ -5,12 +5,12 @@ import (
 	"strings"
 )
 
-// DriftMode is what rudder does when an object of a release differs from its deployed revision in a field the
-// chart sets: someone edited or deleted it outside Helm.
+// DriftMode is what rudder does when an object of a release differs from its deployed revision in a field rudder
+// applies of it (the chart's fields, less the ignored ones), or is gone: someone edited or deleted it outside Helm.
 type DriftMode string
 
 const (
-	// DriftEnabled puts the object back as the revision has it, with a DriftRepaired event.
+	// DriftEnabled applies the revision's fields again (server-side apply), with a DriftRepaired event naming them.
 	DriftEnabled DriftMode = "enabled"
 	// DriftWarn changes nothing: the Drifted condition names the objects that differ, and a DriftDetected
 	// event is recorded when that list changes.
@@ -23,7 +23,8 @@ const (
 type Drift struct {
 	// Mode is what a difference leads to. Default DriftEnabled.
 	Mode DriftMode
-	// Ignore lists fields another controller owns: they are neither compared nor put back.
+	// Ignore lists fields another controller owns: left out of what rudder applies, they are neither compared nor
+	// put back.
 	Ignore []DriftIgnore
 }
 
