@@ -380,8 +380,9 @@ func TestClient_UpgradeDecodesLean(t *testing.T) {
 		if _, err := c.Upgrade(context.Background(), spec(n)); err != nil {
 			t.Fatal(err)
 		}
-		if d := testutil.ToFloat64(decodes) - before; d > 1 {
-			t.Errorf("upgrade to revision %d decoded %v stored revisions, want 1, the newest", n+1, d)
+		// The newest revision is decoded twice: checked, then read by Helm.
+		if d := testutil.ToFloat64(decodes) - before; d > 2 {
+			t.Errorf("upgrade to revision %d decoded stored revisions %v times, want 2, the newest checked and read", n+1, d)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,10 +50,9 @@ func isHistoryQuery(labels map[string]string) bool {
 }
 
 // QueryLean lists the metadata of the storage Secrets labels select (no
-// Secret's data is read), then reads through Helm's Query the newest
-// revision that decodes and every one labeled deployed, and outlines the
-// others. A revision that does not decode is left out, as Helm's Query
-// leaves it out.
+// Secret's data is read), then reads through Helm's Get the newest revision
+// that decodes and every one labeled deployed, and outlines the others. A
+// revision that does not decode is left out, as Helm's Query leaves it out.
 func (d secretsDriver) QueryLean(labels map[string]string) ([]*release.Release, error) {
 	for _, v := range labels {
 		if errs := validation.IsValidLabelValue(v); len(errs) != 0 {
@@ -72,7 +70,6 @@ func (d secretsDriver) QueryLean(labels map[string]string) ([]*release.Release, 
 	slices.SortFunc(items, func(a, b metav1.PartialObjectMetadata) int { return cmp.Compare(versionLabel(&b), versionLabel(&a)) })
 	rels := make([]*release.Release, 0, len(items))
 	haveNewest := false
-	queried := map[string]bool{} // the version labels read whole
 	for i := range items {
 		s := &items[i]
 		if v := versionLabel(s); haveNewest && v > 0 && s.Labels["status"] != release.StatusDeployed.String() {
@@ -80,31 +77,25 @@ func (d secretsDriver) QueryLean(labels map[string]string) ([]*release.Release, 
 			rels = append(rels, outline(s, v))
 			continue
 		}
-		version := s.Labels["version"]
-		if queried[version] {
-			continue // a Secret of the same version label: read with it
-		}
-		queried[version] = true
-		// Helm's Query of this one revision: it decodes what it reads, and
-		// leaves out what does not decode.
-		whole, err := d.Query(withVersion(labels, version))
-		if errors.Is(err, driver.ErrReleaseNotFound) {
-			continue // deleted since
+		rls, err := d.Get(s.Name)
+		if errors.Is(err, ErrUndecodable) || errors.Is(err, driver.ErrReleaseNotFound) {
+			d.Log("query: %s", err) // as Helm's Query leaves it out
+			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		rels = append(rels, whole...)
-		haveNewest = haveNewest || len(whole) > 0
+		// Helm's Get leaves its own labels out, and its Update writes the
+		// labels it is given: keep createdAt, as Helm's Query does.
+		for _, k := range driver.GetSystemLabels() {
+			if v, ok := s.Labels[k]; ok {
+				rls.Labels[k] = v
+			}
+		}
+		rels = append(rels, rls)
+		haveNewest = true
 	}
 	return rels, nil
-}
-
-// withVersion returns labels with version added.
-func withVersion(labels map[string]string, version string) map[string]string {
-	out := maps.Clone(labels)
-	out["version"] = version
-	return out
 }
 
 // versionLabel is the revision number a storage Secret's version label says,
