@@ -472,7 +472,7 @@ func (c *Client) undecodable(name string) ([]string, error) {
 	}
 	var out []string
 	for i := range list.Items {
-		if _, err := decodeRelease(list.Items[i].Data["release"]); err != nil {
+		if _, err := decoded(&list.Items[i]); err != nil {
 			out = append(out, list.Items[i].Name)
 		}
 	}

@@ -1,14 +1,8 @@
 package helm
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"sync"
 
@@ -24,7 +18,7 @@ import (
 )
 
 // decodes counts the stored revisions decoded (base64, gunzip, JSON) by Helm's
-// driver and by rudder's checks: the main cost of a release's storage.
+// driver: the main cost of a release's storage.
 var decodes = prometheus.NewCounter(prometheus.CounterOpts{
 	Name: "rudder_release_decodes_total",
 	Help: "Stored Helm release revisions decoded from their storage Secrets.",
@@ -35,13 +29,13 @@ func init() {
 }
 
 // secretsDriver is Helm's own Secrets driver, which alone encodes, decodes
-// and labels revisions, over checkedSecrets, which keeps rudder's storage
-// guarantees: a read of a Secret that does not decode is an error naming it,
-// and an update carries the resourceVersion the revision was read at. Two
-// methods are rudder's: Delete, which neither reads nor decodes what it
-// deletes and counts a revision already gone as deleted, and QueryLean
-// (lean.go), which decodes only the revisions Helm's upgrade and uninstall
-// read whole.
+// and labels revisions, over checkedSecrets, whose updates carry the
+// resourceVersion the revision was read at. Three methods are rudder's: Get,
+// which decodes through Helm's Query, so that a Secret that does not decode
+// is an error naming it where Helm's Get panics; Delete, which neither reads
+// nor decodes what it deletes and counts a revision already gone as deleted;
+// and QueryLean (lean.go), which decodes only the revisions Helm's upgrade
+// and uninstall read whole.
 type secretsDriver struct {
 	*driver.Secrets
 	secrets checkedSecrets
@@ -53,6 +47,51 @@ type secretsDriver struct {
 func newSecretsDriver(secrets corev1client.SecretInterface, meta metadata.ResourceInterface) secretsDriver {
 	checked := checkedSecrets{SecretInterface: secrets, read: &readVersions{}}
 	return secretsDriver{Secrets: driver.NewSecrets(checked), secrets: checked, meta: meta}
+}
+
+// Get reads one revision as Helm's Get does (its labels without Helm's own),
+// but decoded by Helm's Query over the one Secret read: Helm's Get
+// dereferences the nil release a failed decode gives, and panics, where its
+// Query leaves the Secret out. A Secret that does not decode is an error
+// wrapping ErrUndecodable and naming the Secret.
+func (d secretsDriver) Get(key string) (*release.Release, error) {
+	obj, err := d.secrets.Get(context.Background(), key, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, driver.ErrReleaseNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get: failed to get %q: %w", key, err)
+	}
+	rls, err := decoded(obj)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range driver.GetSystemLabels() {
+		delete(rls.Labels, k)
+	}
+	return rls, nil
+}
+
+// decoded returns the release storage Secret s holds, decoded by Helm's
+// driver, or an error wrapping ErrUndecodable that names s.
+func decoded(s *corev1.Secret) (*release.Release, error) {
+	decodes.Inc()
+	rels, err := driver.NewSecrets(listed{secret: s}).Query(map[string]string{})
+	if err != nil || len(rels) == 0 {
+		return nil, fmt.Errorf("%w: storage Secret %s", ErrUndecodable, s.Name)
+	}
+	return rels[0], nil
+}
+
+// listed is a Secret client whose List returns one Secret already read, for
+// Helm's Query to decode it. It serves nothing else.
+type listed struct {
+	corev1client.SecretInterface
+	secret *corev1.Secret
+}
+
+func (l listed) List(context.Context, metav1.ListOptions) (*corev1.SecretList, error) {
+	return &corev1.SecretList{Items: []corev1.Secret{*l.secret}}, nil
 }
 
 // Delete removes a stored revision. Unlike Helm's driver it does not read
@@ -69,17 +108,11 @@ func (d secretsDriver) Delete(key string) (*release.Release, error) {
 }
 
 // checkedSecrets is the Secret client Helm's Secrets driver stores releases
-// through. It keeps two guarantees Helm's driver does not give:
-//
-//   - Get returns only a Secret whose release decodes, and an error wrapping
-//     ErrUndecodable and naming the Secret otherwise: Helm's Get dereferences
-//     the nil release a failed decode gives, and panics. (Helm's List and
-//     Query leave such a Secret out, and log it.)
-//   - Update carries the resourceVersion at which the Secret was last read or
-//     written through this client, so that it fails with the API server's
-//     Conflict when another writer (the helm CLI) changed the revision since,
-//     where Helm's driver would overwrite it. A revision not read through
-//     this client is replaced unconditionally, as Helm's driver replaces it.
+// through. Its Update carries the resourceVersion at which the Secret was
+// last read or written through this client, so that it fails with the API
+// server's Conflict when another writer (the helm CLI) changed the revision
+// since, where Helm's driver would overwrite it. A revision not read through
+// this client is replaced unconditionally, as Helm's driver replaces it.
 type checkedSecrets struct {
 	corev1client.SecretInterface
 	read *readVersions
@@ -87,15 +120,10 @@ type checkedSecrets struct {
 
 func (s checkedSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
 	obj, err := s.SecretInterface.Get(ctx, name, opts)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		s.read.set(name, obj.ResourceVersion)
 	}
-	if err := checkDecodes(obj); err != nil {
-		return nil, err
-	}
-	decodes.Add(2) // the check's, and Helm's
-	s.read.set(name, obj.ResourceVersion)
-	return obj, nil
+	return obj, err
 }
 
 func (s checkedSecrets) List(ctx context.Context, opts metav1.ListOptions) (*corev1.SecretList, error) {
@@ -167,55 +195,6 @@ func (r *readVersions) forget(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.byName, name)
-}
-
-// checkDecodes returns nil when storage Secret s holds a release Helm's
-// driver decodes (base64, then gunzip when gzipped, then JSON of a
-// release), and otherwise an error wrapping ErrUndecodable that names s and
-// the step that failed, never a byte of the data.
-func checkDecodes(s *corev1.Secret) error {
-	_, err := decodeRelease(s.Data["release"])
-	if err != nil {
-		return fmt.Errorf("%w: storage Secret %s: %w", ErrUndecodable, s.Name, err)
-	}
-	return nil
-}
-
-// gzipMagic opens every gzip stream; Helm stored releases without
-// compression before it had it, and still reads them.
-var gzipMagic = []byte{0x1f, 0x8b, 0x08}
-
-// The steps of decoding a stored release that can fail.
-var (
-	errNotBase64  = errors.New("its release is not base64")
-	errNotGzip    = errors.New("its release is not a gzip stream")
-	errNotRelease = errors.New("its release is not the JSON of a Helm release")
-)
-
-// decodeRelease decodes a storage Secret's release data as Helm's driver
-// does: base64, then gunzip when it is gzipped, then JSON. Helm's own
-// decoder is not exported; this one only reads, to check.
-func decodeRelease(data []byte) (*release.Release, error) {
-	b := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
-	n, err := base64.StdEncoding.Decode(b, data)
-	if err != nil {
-		return nil, errNotBase64
-	}
-	b = b[:n]
-	if len(b) > 3 && bytes.HasPrefix(b, gzipMagic) {
-		r, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, errNotGzip
-		}
-		if b, err = io.ReadAll(r); err != nil {
-			return nil, errNotGzip
-		}
-	}
-	var rls release.Release
-	if err := json.Unmarshal(b, &rls); err != nil {
-		return nil, errNotRelease
-	}
-	return &rls, nil
 }
 
 // unstored is a storage driver that knows release name has no stored

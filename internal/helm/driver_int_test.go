@@ -193,7 +193,7 @@ func TestSecretsDriver_Update(t *testing.T) {
 }
 
 // A storage Secret that does not hold a release is an error naming it, at
-// every step of decoding that can fail, where Helm's own driver panics; the
+// every step of decoding that can fail, where Helm's own Get panics; the
 // error carries nothing of the data. Helm's queries leave it out, and it
 // can be deleted.
 func TestSecretsDriver_Get(t *testing.T) {
@@ -208,12 +208,11 @@ func TestSecretsDriver_Get(t *testing.T) {
 	tests := []struct {
 		name string
 		data []byte
-		step error
 	}{
-		{name: "not base64", data: []byte("secret words, not a release"), step: errNotBase64},
-		{name: "not gzip after its magic", data: b64(append([]byte{0x1f, 0x8b, 0x08}, "secret words"...)), step: errNotGzip},
-		{name: "not JSON", data: b64(gzipped([]byte("secret words"))), step: errNotRelease},
-		{name: "JSON of something else", data: b64(gzipped([]byte(`{"name": 42}`))), step: errNotRelease},
+		{name: "not base64", data: []byte("secret words, not a release")},
+		{name: "not gzip after its magic", data: b64(append([]byte{0x1f, 0x8b, 0x08}, "secret words"...))},
+		{name: "not JSON", data: b64(gzipped([]byte("secret words")))},
+		{name: "JSON of something else", data: b64(gzipped([]byte(`{"name": 42}`)))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,8 +231,8 @@ func TestSecretsDriver_Get(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := d.Get(key)
-			if !errors.Is(err, ErrUndecodable) || !errors.Is(err, tt.step) || !strings.Contains(err.Error(), key) {
-				t.Errorf("Get: %v, want ErrUndecodable naming %s at %q", err, key, tt.step)
+			if !errors.Is(err, ErrUndecodable) || !strings.Contains(err.Error(), key) {
+				t.Errorf("Get: %v, want ErrUndecodable naming %s", err, key)
 			}
 			if strings.Contains(fmt.Sprint(err), "secret words") {
 				t.Errorf("the error carries the Secret's data: %v", err)
@@ -380,9 +379,8 @@ func TestClient_UpgradeDecodesLean(t *testing.T) {
 		if _, err := c.Upgrade(context.Background(), spec(n)); err != nil {
 			t.Fatal(err)
 		}
-		// The newest revision is decoded twice: checked, then read by Helm.
-		if d := testutil.ToFloat64(decodes) - before; d > 2 {
-			t.Errorf("upgrade to revision %d decoded stored revisions %v times, want 2, the newest checked and read", n+1, d)
+		if d := testutil.ToFloat64(decodes) - before; d > 1 {
+			t.Errorf("upgrade to revision %d decoded %v stored revisions, want 1, the newest", n+1, d)
 		}
 	}
 }
