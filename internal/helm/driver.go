@@ -29,7 +29,7 @@ func init() {
 }
 
 // secretsDriver is Helm's own Secrets driver, which alone encodes, decodes
-// and labels revisions, over checkedSecrets, whose updates carry the
+// and labels revisions, over conditionalSecrets, whose updates carry the
 // resourceVersion the revision was read at. Three methods are rudder's: Get,
 // which decodes through Helm's Query, so that a Secret that does not decode
 // is an error naming it where Helm's Get panics; Delete, which neither reads
@@ -38,14 +38,14 @@ func init() {
 // and uninstall read whole.
 type secretsDriver struct {
 	*driver.Secrets
-	secrets checkedSecrets
+	secrets conditionalSecrets
 	meta    metadata.ResourceInterface // the namespace's Secrets, metadata only
 }
 
 // newSecretsDriver returns the storage driver of the Secrets of one
 // namespace: secrets reads and writes them, meta lists their metadata.
 func newSecretsDriver(secrets corev1client.SecretInterface, meta metadata.ResourceInterface) secretsDriver {
-	checked := checkedSecrets{SecretInterface: secrets, read: &readVersions{}}
+	checked := conditionalSecrets{SecretInterface: secrets, read: &readVersions{}}
 	return secretsDriver{Secrets: driver.NewSecrets(checked), secrets: checked, meta: meta}
 }
 
@@ -66,9 +66,12 @@ func (d secretsDriver) Get(key string) (*release.Release, error) {
 	if err != nil {
 		return nil, err
 	}
+	labels := make(map[string]string, len(rls.Labels))
+	maps.Copy(labels, rls.Labels)
 	for _, k := range driver.GetSystemLabels() {
-		delete(rls.Labels, k)
+		delete(labels, k)
 	}
+	rls.Labels = labels
 	return rls, nil
 }
 
@@ -107,18 +110,18 @@ func (d secretsDriver) Delete(key string) (*release.Release, error) {
 	return nil, nil
 }
 
-// checkedSecrets is the Secret client Helm's Secrets driver stores releases
+// conditionalSecrets is the Secret client Helm's Secrets driver stores releases
 // through. Its Update carries the resourceVersion at which the Secret was
 // last read or written through this client, so that it fails with the API
 // server's Conflict when another writer (the helm CLI) changed the revision
 // since, where Helm's driver would overwrite it. A revision not read through
 // this client is replaced unconditionally, as Helm's driver replaces it.
-type checkedSecrets struct {
+type conditionalSecrets struct {
 	corev1client.SecretInterface
 	read *readVersions
 }
 
-func (s checkedSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+func (s conditionalSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
 	obj, err := s.SecretInterface.Get(ctx, name, opts)
 	if err == nil {
 		s.read.set(name, obj.ResourceVersion)
@@ -126,7 +129,7 @@ func (s checkedSecrets) Get(ctx context.Context, name string, opts metav1.GetOpt
 	return obj, err
 }
 
-func (s checkedSecrets) List(ctx context.Context, opts metav1.ListOptions) (*corev1.SecretList, error) {
+func (s conditionalSecrets) List(ctx context.Context, opts metav1.ListOptions) (*corev1.SecretList, error) {
 	list, err := s.SecretInterface.List(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -138,7 +141,7 @@ func (s checkedSecrets) List(ctx context.Context, opts metav1.ListOptions) (*cor
 	return list, nil
 }
 
-func (s checkedSecrets) Create(ctx context.Context, obj *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error) {
+func (s conditionalSecrets) Create(ctx context.Context, obj *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error) {
 	created, err := s.SecretInterface.Create(ctx, obj, opts)
 	if err == nil {
 		s.read.set(created.Name, created.ResourceVersion)
@@ -146,7 +149,7 @@ func (s checkedSecrets) Create(ctx context.Context, obj *corev1.Secret, opts met
 	return created, err
 }
 
-func (s checkedSecrets) Update(ctx context.Context, obj *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error) {
+func (s conditionalSecrets) Update(ctx context.Context, obj *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error) {
 	if obj.ResourceVersion == "" {
 		obj.ResourceVersion = s.read.of(obj.Name)
 	}
@@ -157,7 +160,7 @@ func (s checkedSecrets) Update(ctx context.Context, obj *corev1.Secret, opts met
 	return updated, err
 }
 
-func (s checkedSecrets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+func (s conditionalSecrets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
 	s.read.forget(name)
 	return s.SecretInterface.Delete(ctx, name, opts)
 }
