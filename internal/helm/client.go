@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -17,10 +16,12 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -36,6 +37,7 @@ var ErrUndecodable = errors.New("stored revision does not decode")
 type Getter struct {
 	rcg       *restClientGetter
 	clientset kubernetes.Interface
+	meta      metadata.Interface
 	caps      *capabilities
 	schemas   *schemas
 	signer    *signer
@@ -65,8 +67,12 @@ func NewGetter(cfg *rest.Config, mapper meta.RESTMapper, log logr.Logger, opts .
 	if err != nil {
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating metadata client: %w", err)
+	}
 	caps := &capabilities{discovery: rcg.discovery, now: time.Now}
-	g := &Getter{rcg: rcg, clientset: cs, caps: caps, schemas: &schemas{}, log: log}
+	g := &Getter{rcg: rcg, clientset: cs, meta: meta, caps: caps, schemas: &schemas{}, log: log}
 	for _, opt := range opts {
 		opt(g)
 	}
@@ -119,11 +125,11 @@ func (g *Getter) For(a Access) (*Client, error) {
 	return &Client{cfg: cfg, namespace: ns, schemas: g.schemas, signer: g.signer, secrets: g.clientset.CoreV1().Secrets(ns)}, nil
 }
 
-// store returns Helm's Secret storage of namespace ns on the shared clientset,
+// store returns Helm's Secret storage of namespace ns on the shared clients,
 // which lists a release's history once per Helm action (historyMemo) and
 // signs the revisions it creates.
 func (g *Getter) store(ns string, log func(string, ...any)) *storage.Storage {
-	d := newSecretsDriver(g.clientset.CoreV1().Secrets(ns))
+	d := newSecretsDriver(g.clientset.CoreV1().Secrets(ns), g.meta.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(ns))
 	if log != nil {
 		d.Log = log
 	}
@@ -438,10 +444,6 @@ func (g *Getter) Revision(ns, name string, revision int) (*Release, error) {
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, fmt.Errorf("release %q revision %d: %w", name, revision, ErrReleaseNotFound)
 	}
-	if err != nil && strings.Contains(err.Error(), "failed to decode") {
-		return nil, fmt.Errorf("%w: release %q revision %d, storage Secret sh.helm.release.v1.%s.v%d: %w",
-			ErrUndecodable, name, revision, name, revision, err)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
 	}
@@ -470,7 +472,7 @@ func (c *Client) undecodable(name string) ([]string, error) {
 	}
 	var out []string
 	for i := range list.Items {
-		if _, err := decodeRelease(list.Items[i].Data["release"]); err != nil {
+		if _, err := decoded(&list.Items[i]); err != nil {
 			out = append(out, list.Items[i].Name)
 		}
 	}

@@ -1,38 +1,106 @@
 package helm
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
+
+// apiServer is the API server the storage tests of this package share,
+// started by the first test that needs it and stopped by TestMain.
+var apiServer struct {
+	once sync.Once
+	env  *envtest.Environment
+	cfg  *rest.Config
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if apiServer.env != nil {
+		_ = apiServer.env.Stop()
+	}
+	os.Exit(code)
+}
+
+// sharedAPIServer returns the config of the shared API server.
+func sharedAPIServer(t *testing.T) *rest.Config {
+	t.Helper()
+	apiServer.once.Do(func() { apiServer.env, apiServer.cfg, apiServer.err = testenv.Start() })
+	if apiServer.err != nil {
+		t.Fatal(apiServer.err)
+	}
+	return apiServer.cfg
+}
+
+// storageNamespace is a new namespace of the shared API server, its Secrets
+// and their metadata.
+type storageNamespace struct {
+	name    string
+	secrets corev1client.SecretInterface
+	meta    metadata.ResourceInterface
+}
+
+func newStorageNamespace(t *testing.T) storageNamespace {
+	t.Helper()
+	cfg := sharedAPIServer(t)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := cs.CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "storage-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return storageNamespace{name: ns.Name, secrets: cs.CoreV1().Secrets(ns.Name),
+		meta: mc.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(ns.Name)}
+}
+
+func (s storageNamespace) driver() secretsDriver { return newSecretsDriver(s.secrets, s.meta) }
 
 // A storage write carries the resourceVersion the driver read the revision
 // at, however it read it: a revision the helm CLI (Helm's own driver) wrote
 // in between is not overwritten, and the write fails with the API server's
 // Conflict. Against a real API server, which is what enforces it.
 func TestSecretsDriver_Update(t *testing.T) {
-	cfg := testenv.StartFor(t)
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const key = "sh.helm.release.v1.webapp-front.v1"
 	revision := func(status release.Status, description string) *release.Release {
 		return &release.Release{Name: "webapp-front", Version: 1,
 			Info:  &release.Info{Status: status, Description: description},
 			Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "webapp", Version: "0.1.0"}}}
 	}
-	installedByHelm := func(_ secretsDriver, helms *driver.Secrets) error {
+	installedByHelm := func(helms *driver.Secrets) error {
 		return helms.Create(key, revision(release.StatusDeployed, "Install complete"))
 	}
 	tests := []struct {
@@ -42,35 +110,35 @@ func TestSecretsDriver_Update(t *testing.T) {
 		cliWrite bool // the helm CLI writes revision 1 after ours read it
 	}{
 		{name: "read by Get, unchanged", read: func(ours secretsDriver, helms *driver.Secrets) error {
-			if err := installedByHelm(ours, helms); err != nil {
+			if err := installedByHelm(helms); err != nil {
 				return err
 			}
 			_, err := ours.Get(key)
 			return err
 		}},
 		{name: "read by Get, then written by the helm CLI", cliWrite: true, read: func(ours secretsDriver, helms *driver.Secrets) error {
-			if err := installedByHelm(ours, helms); err != nil {
+			if err := installedByHelm(helms); err != nil {
 				return err
 			}
 			_, err := ours.Get(key)
 			return err
 		}},
 		{name: "read by Query, then written by the helm CLI", cliWrite: true, read: func(ours secretsDriver, helms *driver.Secrets) error {
-			if err := installedByHelm(ours, helms); err != nil {
+			if err := installedByHelm(helms); err != nil {
 				return err
 			}
 			_, err := ours.Query(map[string]string{"name": "webapp-front", "owner": "helm", "status": "deployed"})
 			return err
 		}},
 		{name: "read by List, then written by the helm CLI", cliWrite: true, read: func(ours secretsDriver, helms *driver.Secrets) error {
-			if err := installedByHelm(ours, helms); err != nil {
+			if err := installedByHelm(helms); err != nil {
 				return err
 			}
 			_, err := ours.List(func(*release.Release) bool { return true })
 			return err
 		}},
 		{name: "read by QueryLean, then written by the helm CLI", cliWrite: true, read: func(ours secretsDriver, helms *driver.Secrets) error {
-			if err := installedByHelm(ours, helms); err != nil {
+			if err := installedByHelm(helms); err != nil {
 				return err
 			}
 			_, err := ours.QueryLean(map[string]string{"name": "webapp-front", "owner": "helm"})
@@ -92,15 +160,10 @@ func TestSecretsDriver_Update(t *testing.T) {
 			return ours.Update(key, revision(release.StatusDeployed, "Install complete"))
 		}},
 	}
-	for i, tt := range tests {
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := context.Background()
-			ns := fmt.Sprintf("update-%d", i)
-			if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			secrets := cs.CoreV1().Secrets(ns)
-			ours, helms := newSecretsDriver(secrets), driver.NewSecrets(secrets)
+			ns := newStorageNamespace(t)
+			ours, helms := ns.driver(), driver.NewSecrets(ns.secrets)
 			if err := tt.read(ours, helms); err != nil {
 				t.Fatal(err)
 			}
@@ -126,5 +189,198 @@ func TestSecretsDriver_Update(t *testing.T) {
 				t.Errorf("stored revision says %q, want %q", got.Info.Description, want)
 			}
 		})
+	}
+}
+
+// A storage Secret that does not hold a release is an error naming it, at
+// every step of decoding that can fail, where Helm's own Get panics; the
+// error carries nothing of the data. Helm's queries leave it out, and it
+// can be deleted.
+func TestSecretsDriver_Get(t *testing.T) {
+	gzipped := func(b []byte) []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		_, _ = w.Write(b)
+		_ = w.Close()
+		return buf.Bytes()
+	}
+	b64 := func(b []byte) []byte { return []byte(base64.StdEncoding.EncodeToString(b)) }
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{name: "not base64", data: []byte("secret words, not a release")},
+		{name: "not gzip after its magic", data: b64(append([]byte{0x1f, 0x8b, 0x08}, "secret words"...))},
+		{name: "not JSON", data: b64(gzipped([]byte("secret words")))},
+		{name: "JSON of something else", data: b64(gzipped([]byte(`{"name": 42}`)))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := newStorageNamespace(t)
+			const key = "sh.helm.release.v1.app.v2"
+			forged := &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Name: key, Labels: map[string]string{"owner": "helm", "name": "app", "version": "2", "status": "deployed"}},
+				Type:       "helm.sh/release.v1",
+				Data:       map[string][]byte{"release": tt.data},
+			}
+			if _, err := ns.secrets.Create(context.Background(), forged, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			d := ns.driver()
+			if err := d.Create("sh.helm.release.v1.app.v1", storedRelease(1, release.StatusSuperseded)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := d.Get(key)
+			if !errors.Is(err, ErrUndecodable) || !strings.Contains(err.Error(), key) {
+				t.Errorf("Get: %v, want ErrUndecodable naming %s", err, key)
+			}
+			if strings.Contains(fmt.Sprint(err), "secret words") {
+				t.Errorf("the error carries the Secret's data: %v", err)
+			}
+			for _, q := range []func() ([]*release.Release, error){
+				func() ([]*release.Release, error) { return d.Query(map[string]string{"owner": "helm", "name": "app"}) },
+				func() ([]*release.Release, error) {
+					return d.QueryLean(map[string]string{"owner": "helm", "name": "app"})
+				},
+			} {
+				rels, err := q()
+				if err != nil || len(rels) != 1 || rels[0].Version != 1 {
+					t.Errorf("history: %d revisions, %v; want revision 1 alone", len(rels), err)
+				}
+			}
+			if _, err := storage.Init(d).Delete("app", 2); err != nil {
+				t.Errorf("Delete: %v", err)
+			}
+			if _, err := ns.secrets.Get(context.Background(), key, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the Secret after its Delete: %v, want NotFound", err)
+			}
+		})
+	}
+}
+
+// Deleting a revision already gone succeeds: a namespace being deleted takes
+// the storage Secrets along while an uninstall purges them, and Helm joins
+// a purge's error into a string no caller can tell from a real failure.
+func TestSecretsDriver_Delete(t *testing.T) {
+	ns := newStorageNamespace(t)
+	st := storage.Init(ns.driver())
+	for v := 1; v <= 2; v++ {
+		if err := st.Create(storedRelease(v, release.StatusSuperseded)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The namespace controller got to revision 1 first.
+	if err := ns.secrets.Delete(context.Background(), "sh.helm.release.v1.app.v1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for v := 1; v <= 2; v++ {
+		if _, err := st.Delete("app", v); err != nil {
+			t.Errorf("deleting revision %d: %v", v, err)
+		}
+	}
+	if list, _ := ns.secrets.List(context.Background(), metav1.ListOptions{}); len(list.Items) != 0 {
+		t.Errorf("%d storage Secrets left, want none", len(list.Items))
+	}
+	if _, err := st.Delete("app", 3); err != nil {
+		t.Errorf("deleting a revision that never was: %v", err)
+	}
+}
+
+// newGetter returns a Getter on the shared API server that signs with a
+// test key.
+func newGetter(t *testing.T) *Getter {
+	t.Helper()
+	cfg := sharedAPIServer(t)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGetter(cfg, mapper, logr.Discard(), WithSigningKey([]byte("0123456789abcdef0123456789abcdef")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// The revisions a Getter with a key writes carry LabelSignature, which the
+// Getter verifies, and which Helm's own driver (the helm CLI) reads back
+// with the rest; a revision the helm CLI then writes anew is not signed.
+func TestGetter_SignsWhatItStores(t *testing.T) {
+	ns := newStorageNamespace(t)
+	g := newGetter(t)
+	c, err := g.For(Access{Scope: Scope{Namespace: ns.name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrt, err := loader.Load("../../charts/webapp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := c.Install(context.Background(), Spec{Name: "webapp-front", Chart: chrt, Labels: map[string]string{"team": "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rel.Signed {
+		t.Errorf("the installed revision is not signed: labels %v", rel.Labels)
+	}
+	helms := driver.NewSecrets(ns.secrets)
+	stored, err := helms.Get("sh.helm.release.v1.webapp-front.v1")
+	if err != nil {
+		t.Fatalf("Helm's driver cannot read what rudder stored: %v", err)
+	}
+	if stored.Labels[LabelSignature] == "" || stored.Labels["team"] != "a" || stored.Manifest != rel.Manifest {
+		t.Errorf("Helm read labels %v and a manifest of %d bytes, want the signature, team=a and %d bytes",
+			stored.Labels, len(stored.Manifest), len(rel.Manifest))
+	}
+	read, err := g.Revision(ns.name, "webapp-front", 1)
+	if err != nil || !read.Signed {
+		t.Errorf("Revision: signed %v, %v; want signed", read != nil && read.Signed, err)
+	}
+	// The helm CLI writes revision 1 with another manifest, keeping its labels.
+	stored.Manifest += "---\n# by hand\n"
+	if err := helms.Update("sh.helm.release.v1.webapp-front.v1", stored); err != nil {
+		t.Fatal(err)
+	}
+	if read, err := g.Revision(ns.name, "webapp-front", 1); err != nil || read.Signed {
+		t.Errorf("Revision after the helm CLI changed its manifest: signed %v, %v; want not signed", read != nil && read.Signed, err)
+	}
+}
+
+// An upgrade through a Client's storage decodes the newest stored revision
+// (and a deployed one, when another), not the whole history: the lean
+// history query reaches the driver through every wrapper of the store.
+func TestClient_UpgradeDecodesLean(t *testing.T) {
+	ns := newStorageNamespace(t)
+	g := newGetter(t)
+	chrt, err := loader.Load("../../charts/webapp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(n int) Spec {
+		return Spec{Name: "webapp-front", Chart: chrt, Values: map[string]any{"image": fmt.Sprintf("nginx:1.%d", n)}}
+	}
+	c, err := g.For(Access{Scope: Scope{Namespace: ns.name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Install(context.Background(), spec(0)); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 6; n++ {
+		c, err := g.For(Access{Scope: Scope{Namespace: ns.name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := testutil.ToFloat64(decodes)
+		if _, err := c.Upgrade(context.Background(), spec(n)); err != nil {
+			t.Fatal(err)
+		}
+		if d := testutil.ToFloat64(decodes) - before; d > 1 {
+			t.Errorf("upgrade to revision %d decoded %v stored revisions, want 1, the newest", n+1, d)
+		}
 	}
 }

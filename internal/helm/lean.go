@@ -1,18 +1,19 @@
 package helm
 
 import (
-	"bytes"
 	"cmp"
-	"compress/gzip"
-	"encoding/base64"
-	"encoding/json"
-	"io"
+	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kblabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // leanQuerier answers a release's history query with only some revisions
@@ -29,8 +30,8 @@ type leanQuerier interface {
 // history to MaxHistory, or to purge it). Their history query is answered
 // lean; every other query, and every write, goes to the driver. Decoding a
 // revision is a base64 decode, a gunzip and a JSON decode of its chart,
-// values and manifest: an upgrade of a release with ten stored revisions
-// paid for ten of them, and now for one.
+// values and manifest: through Helm's Query, an upgrade of a release with ten
+// stored revisions pays for ten of them; lean, for one or two.
 type leanHistory struct {
 	driver.Driver
 }
@@ -48,28 +49,48 @@ func isHistoryQuery(labels map[string]string) bool {
 	return len(labels) == 2 && labels["name"] != "" && labels["owner"] == "helm"
 }
 
-// QueryLean lists the storage Secrets labels select, as Helm's Secrets
-// driver does, and decodes the newest revision that decodes and every one
-// labeled deployed. A revision that does not decode is left out, as Helm
-// leaves it out.
+// QueryLean lists the metadata of the storage Secrets labels select (no
+// Secret's data is read), then reads through Helm's Get the newest revision
+// that decodes and every one labeled deployed, and outlines the others. A
+// revision that does not decode is left out, as Helm's Query leaves it out.
 func (d secretsDriver) QueryLean(labels map[string]string) ([]*release.Release, error) {
-	items, err := d.query(labels)
-	if err != nil {
-		return nil, err
+	for _, v := range labels {
+		if errs := validation.IsValidLabelValue(v); len(errs) != 0 {
+			return nil, fmt.Errorf("invalid label value: %q: %s", v, strings.Join(errs, "; "))
+		}
 	}
-	slices.SortFunc(items, func(a, b corev1.Secret) int { return cmp.Compare(versionLabel(&b), versionLabel(&a)) })
+	list, err := d.meta.List(context.Background(), metav1.ListOptions{LabelSelector: kblabels.SelectorFromSet(labels).String()})
+	if err != nil {
+		return nil, fmt.Errorf("query: failed to query with labels: %w", err)
+	}
+	if len(list.Items) == 0 {
+		return nil, driver.ErrReleaseNotFound
+	}
+	items := list.Items
+	slices.SortFunc(items, func(a, b metav1.PartialObjectMetadata) int { return cmp.Compare(versionLabel(&b), versionLabel(&a)) })
 	rels := make([]*release.Release, 0, len(items))
 	haveNewest := false
 	for i := range items {
 		s := &items[i]
 		if v := versionLabel(s); haveNewest && v > 0 && s.Labels["status"] != release.StatusDeployed.String() {
-			d.read.set(s.Name, s.ResourceVersion)
+			d.secrets.read.set(s.Name, s.ResourceVersion)
 			rels = append(rels, outline(s, v))
 			continue
 		}
-		rls := d.decode(s, "query")
-		if rls == nil {
+		rls, err := d.Get(s.Name)
+		if errors.Is(err, ErrUndecodable) || errors.Is(err, driver.ErrReleaseNotFound) {
+			d.Log("query: %s", err) // as Helm's Query leaves it out
 			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Helm's Get leaves its own labels out, and its Update writes the
+		// labels it is given: keep createdAt, as Helm's Query does.
+		for _, k := range driver.GetSystemLabels() {
+			if v, ok := s.Labels[k]; ok {
+				rls.Labels[k] = v
+			}
 		}
 		rels = append(rels, rls)
 		haveNewest = true
@@ -79,7 +100,7 @@ func (d secretsDriver) QueryLean(labels map[string]string) ([]*release.Release, 
 
 // versionLabel is the revision number a storage Secret's version label says,
 // or 0 when it says none.
-func versionLabel(s *corev1.Secret) int {
+func versionLabel(s *metav1.PartialObjectMetadata) int {
 	v, err := strconv.Atoi(s.Labels["version"])
 	if err != nil || v < 1 {
 		return 0
@@ -89,7 +110,7 @@ func versionLabel(s *corev1.Secret) int {
 
 // outline is the release of storage Secret s, revision version, as far as
 // the Secret's labels tell it.
-func outline(s *corev1.Secret, version int) *release.Release {
+func outline(s *metav1.PartialObjectMetadata, version int) *release.Release {
 	return &release.Release{
 		Name:      s.Labels["name"],
 		Namespace: s.Namespace,
@@ -97,36 +118,4 @@ func outline(s *corev1.Secret, version int) *release.Release {
 		Info:      &release.Info{Status: release.Status(s.Labels["status"])},
 		Labels:    s.Labels,
 	}
-}
-
-// gzipMagic opens every gzip stream; Helm stored releases without
-// compression before it had it, and still reads them.
-var gzipMagic = []byte{0x1f, 0x8b, 0x08}
-
-// decodeRelease decodes a storage Secret's release data as Helm's driver
-// does: base64, then gunzip when it is gzipped, then JSON.
-func decodeRelease(data []byte) (*release.Release, error) {
-	b := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
-	n, err := base64.StdEncoding.Decode(b, data)
-	if err != nil {
-		return nil, err
-	}
-	b = b[:n]
-	if bytes.HasPrefix(b, gzipMagic) {
-		r, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, err
-		}
-		if b, err = io.ReadAll(r); err != nil {
-			return nil, err
-		}
-		if err := r.Close(); err != nil {
-			return nil, err
-		}
-	}
-	var rls release.Release
-	if err := json.Unmarshal(b, &rls); err != nil {
-		return nil, err
-	}
-	return &rls, nil
 }

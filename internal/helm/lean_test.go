@@ -9,15 +9,13 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 )
 
 // A lean history query decodes the newest revision and the deployed ones;
 // every other revision is an outline of its number and status. A newest
 // revision that does not decode is left out, as Helm leaves it out, and the
-// next one is decoded instead. The fake clientset stands in for a Secret
-// store only.
-func TestQueryLean_DecodesTheNewestAndTheDeployed(t *testing.T) {
+// next one is decoded instead.
+func TestSecretsDriver_QueryLean_DecodesTheNewestAndTheDeployed(t *testing.T) {
 	tests := []struct {
 		name     string
 		statuses []release.Status // of revisions 1, 2, ...
@@ -33,8 +31,8 @@ func TestQueryLean_DecodesTheNewestAndTheDeployed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			secrets := fake.NewClientset().CoreV1().Secrets("shop")
-			d := newSecretsDriver(secrets)
+			ns := newStorageNamespace(t)
+			secrets, d := ns.secrets, ns.driver()
 			for i, status := range tt.statuses {
 				rel := storedRelease(i+1, status)
 				if err := d.Create(fmt.Sprintf("sh.helm.release.v1.app.v%d", rel.Version), rel); err != nil {
@@ -82,8 +80,9 @@ func TestQueryLean_DecodesTheNewestAndTheDeployed(t *testing.T) {
 // its pruning deletes the oldest revisions by their outlines and keeps the
 // deployed one, as over a whole history.
 func TestLeanHistory_ServesHelmsStorage(t *testing.T) {
-	secrets := fake.NewClientset().CoreV1().Secrets("shop")
-	memo := &historyMemo{Driver: newSecretsDriver(secrets)}
+	ns := newStorageNamespace(t)
+	secrets := ns.secrets
+	memo := &historyMemo{Driver: ns.driver()}
 	s := storage.Init(leanHistory{memo})
 	s.MaxHistory = 3
 	for i, status := range statuses("superseded", "deployed", "failed") {

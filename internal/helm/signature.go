@@ -76,3 +76,13 @@ func (s signing) Create(key string, rls *release.Release) error {
 	}
 	return s.Driver.Create(key, rls)
 }
+
+// QueryLean answers a history query lean when the driver signed can
+// (leanQuerier), and whole otherwise: without it, the interface signing
+// embeds would hide the driver's QueryLean from leanHistory.
+func (s signing) QueryLean(labels map[string]string) ([]*release.Release, error) {
+	if q, ok := s.Driver.(leanQuerier); ok {
+		return q.QueryLean(labels)
+	}
+	return s.Driver.Query(labels)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,8 +14,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rudder-operator/rudder/internal/compact"
 )
 
 // Labels Helm writes on each storage Secret.
@@ -44,14 +43,13 @@ const indexRelease = "rudder.dev/release"
 
 // NewCache returns a cache holding only what rudder reads of Helm's storage
 // Secrets (label owner=helm), indexed by release: their identity and labels
-// (kept), read through a metadata-only watch, so that no Secret's data nor
-// any annotation, however large, that someone put on a Secret labeled
-// owner=helm is held. Add it to the manager so that it starts and syncs
+// (kept, the label keys interned), read through a metadata-only watch, so
+// that no Secret's data nor any annotation, however large, that someone put
+// on a Secret labeled owner=helm is held. Add it to the manager so that it starts and syncs
 // before the controllers.
 func NewCache(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 	opts.DefaultLabelSelector = labels.SelectorFromSet(labels.Set{labelOwner: ownerHelm})
-	share := compact.Transform()
-	opts.DefaultTransform = func(in any) (any, error) { return share(kept(in)) }
+	opts.DefaultTransform = func(in any) (any, error) { return kept(in), nil }
 	c, err := cache.New(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the release storage cache: %w", err)
@@ -72,7 +70,21 @@ func kept(in any) any {
 	}
 	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
 		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Labels: m.Labels, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp}}
+		Labels: interned(m.Labels), CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp}}
+}
+
+// interned returns labels with each key, and each value that many Secrets
+// repeat (Helm's owner and status), interned: every storage Secret carries
+// the same keys, which decoding would otherwise allocate once per Secret.
+func interned(labels map[string]string) map[string]string {
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if k == labelOwner || k == labelStatus {
+			v = unique.Make(v).Value()
+		}
+		out[unique.Make(k).Value()] = v
+	}
+	return out
 }
 
 // Object returns the metadata-only object the storage cache holds.
