@@ -7,6 +7,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/hooks/backup"
+	"github.com/rudder-operator/rudder/internal/hooks/chaos"
 	"github.com/rudder-operator/rudder/internal/hooks/password"
 	"github.com/rudder-operator/rudder/internal/hooks/version"
 	"github.com/rudder-operator/rudder/internal/hooks/volume"
@@ -22,6 +23,7 @@ func builtinHooks(mgr ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
 	bak := &backup.Hook{}
 	restore := &backup.Restore{}
 	vol := &volume.Hook{}
+	podChaos := &chaos.Hook{}
 	if mgr != nil {
 		// Secrets and pods are read from the API server: caching every Secret
 		// would hold every Helm release in memory, and every pod, a cluster.
@@ -30,9 +32,10 @@ func builtinHooks(mgr ctrl.Manager, extra []hook.Hook) (*hook.Registry, error) {
 		bak.Client, bak.Reader = mgr.GetClient(), mgr.GetAPIReader()
 		restore.Client, restore.Reader = mgr.GetClient(), mgr.GetAPIReader()
 		vol.Client, vol.Reader = mgr.GetClient(), mgr.GetAPIReader()
+		podChaos.Client, podChaos.Reader = mgr.GetClient(), mgr.GetAPIReader()
 	}
 	r := &hook.Registry{}
-	for _, h := range append([]hook.Hook{pw, ver, bak, restore, vol}, extra...) {
+	for _, h := range append([]hook.Hook{pw, ver, bak, restore, vol, podChaos}, extra...) {
 		if err := r.Add(h); err != nil {
 			return nil, err
 		}
