@@ -10,8 +10,12 @@ var _ hook.StatusSchemer = (*Hook)(nil)
 
 // StatusSchema implements hook.StatusSchemer: status.chaos, as State encodes it.
 func (*Hook) StatusSchema() map[string]apiextensionsv1.JSONSchemaProps {
-	str := func(d string) apiextensionsv1.JSONSchemaProps { return apiextensionsv1.JSONSchemaProps{Type: "string", Description: d} }
-	integer := func(d string) apiextensionsv1.JSONSchemaProps { return apiextensionsv1.JSONSchemaProps{Type: "integer", Description: d} }
+	str := func(d string) apiextensionsv1.JSONSchemaProps {
+		return apiextensionsv1.JSONSchemaProps{Type: "string", Description: d}
+	}
+	integer := func(d string) apiextensionsv1.JSONSchemaProps {
+		return apiextensionsv1.JSONSchemaProps{Type: "integer", Description: d}
+	}
 	at := func(d string) apiextensionsv1.JSONSchemaProps {
 		return apiextensionsv1.JSONSchemaProps{Type: "string", Format: "date-time", Description: d}
 	}
