@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -100,7 +101,18 @@ func (h *Hook) act(ctx context.Context, obj *unstructured.Unstructured, s Spec, 
 	done, act := toAct(s, &r, v)
 	r.Pods = done
 	c := hook.Acting(ctx, h.Client)
+	var budgets *pdbs
+	if s.Action == ActionEvict {
+		var err error
+		if budgets, err = h.budgets(ctx, obj.GetNamespace()); err != nil {
+			return err
+		}
+	}
 	for _, ref := range act {
+		if why := budgets.refuses(v.uids[ref.UID]); why != "" {
+			r.Refused = append(r.Refused, why)
+			continue
+		}
 		refused, err := do(ctx, c, s.Action, obj.GetNamespace(), ref)
 		switch {
 		case err != nil:
@@ -109,6 +121,7 @@ func (h *Hook) act(ctx context.Context, obj *unstructured.Unstructured, s Spec, 
 			r.Refused = append(r.Refused, refused)
 		default:
 			r.Pods = append(r.Pods, ref.Name)
+			budgets.took(v.uids[ref.UID])
 		}
 	}
 	if len(r.Pods) == 0 && len(r.Refused) == 0 {
@@ -127,6 +140,8 @@ func do(ctx context.Context, c client.Client, action, ns string, ref PodRef) (re
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ref.Name}}
 	uid := ref.UID
 	if action == ActionEvict {
+		ctx, cancel := context.WithTimeout(ctx, evictTimeout)
+		defer cancel()
 		err = c.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{
 			ObjectMeta:    metav1.ObjectMeta{Namespace: ns, Name: ref.Name},
 			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}},
@@ -137,6 +152,8 @@ func do(ctx context.Context, c client.Client, action, ns string, ref PodRef) (re
 	switch {
 	case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		return "", nil
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return fmt.Sprintf("the eviction of pod %s was not granted within %s (%v): a PodDisruptionBudget allows no disruption now", ref.Name, evictTimeout, err), nil
 	case apierrors.IsTooManyRequests(err):
 		return fmt.Sprintf("the eviction of pod %s was refused: %v", ref.Name, err), nil
 	case apierrors.IsForbidden(err):
@@ -169,11 +186,32 @@ func stateOf(obj *unstructured.Unstructured) State {
 
 // result is the hook's answer for st.
 func result(st State, s Spec, now time.Time) (hook.Result, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	m, err := encode(st)
 	if err != nil {
-		return hook.Result{}, fmt.Errorf("encoding status.%s: %w", StatusKey, err)
+		return hook.Result{}, err
 	}
 	return hook.Result{Status: map[string]any{StatusKey: m}, Condition: st.condition(s), RequeueAfter: st.requeueAfter(now)}, nil
+}
+
+// stateKeys are the keys of status.chaos (State's JSON names).
+var stateKeys = []string{"phase", "message", "generation", "startedAt", "nextRoundAt", "rounds", "lastRecovery",
+	"slowestRecovery", "lateRecoveries", "pending", "history"}
+
+// encode returns st as status.chaos, every key of State present: one that is
+// unset is null, so that rudder's merge patch of status removes it even when
+// the resource it compares with (the cache's) does not show it yet, and a
+// round acted on does not stay pending.
+func encode(st State) (map[string]any, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	if err != nil {
+		return nil, fmt.Errorf("encoding status.%s: %w", StatusKey, err)
+	}
+	for _, k := range stateKeys {
+		if _, ok := m[k]; !ok {
+			m[k] = nil
+		}
+	}
+	return m, nil
 }
 
 // Paused implements hook.Pauser: while the resource is paused no round runs;
@@ -182,7 +220,7 @@ func (*Hook) Paused(obj *unstructured.Unstructured) hook.Result {
 	st := stateOf(obj)
 	st.Phase = PhasePaused
 	st.Message = fmt.Sprintf("No round runs while the annotation %s is \"true\"; remove it to resume the schedule", hook.AnnotationPaused)
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	m, err := encode(st)
 	if err != nil {
 		return hook.Result{}
 	}
