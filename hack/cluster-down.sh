@@ -28,7 +28,8 @@ pid_of() {
   pid=$(<"$PIDS/$name.pid")
   [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] || return 1
   argv0=$(tr '\0' '\n' <"/proc/$pid/cmdline" | head -n 1)
-  [[ $argv0 == "$BIN/$name" ]] || return 1
+  # Resolved: bin/ may be a symlink (a git worktree sharing the tools).
+  [[ $(readlink -f "$argv0") == "$(readlink -f "$BIN/$name")" ]] || return 1
   echo "$pid"
 }
 
