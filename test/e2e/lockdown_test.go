@@ -39,7 +39,7 @@ func bindLockdownAccount(ns string) error {
 	if lockdownAccount == "" {
 		return nil
 	}
-	roles, err := run("rudder", "rbac", "webapp", "network", "database", "--optional", "-n", ns, "--service-account", lockdownAccount)
+	roles, err := run("rudder", "rbac", "webapp", "network", "database", "podchaos", "--optional", "-n", ns, "--service-account", lockdownAccount)
 	if err != nil {
 		return fmt.Errorf("rudder rbac for namespace %s: %w", ns, err)
 	}
