@@ -65,6 +65,7 @@ type podSampler struct {
 	initialized chan struct{}
 	cancel      context.CancelFunc
 	done        chan error
+	stopOnce    sync.Once
 }
 
 func samplePods(t *testing.T, ns, app string, desired int) *podSampler {
@@ -141,9 +142,12 @@ func (s *podSampler) see(typ string, p corev1.Pod) {
 	}
 }
 
+// stop ends the watch and waits for kubectl to exit; it may be called again.
 func (s *podSampler) stop() {
-	s.cancel()
-	<-s.done
+	s.stopOnce.Do(func() {
+		s.cancel()
+		<-s.done
+	})
 }
 
 // result returns the samples taken, the most pods not Ready at one, when, and the pods seen deleted.
