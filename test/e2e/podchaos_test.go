@@ -319,3 +319,50 @@ func TestPodChaos_CRDRefusesBadInput(t *testing.T) {
 	}
 	kubectl(t, "apply", "--dry-run=server", "-f", file)
 }
+
+// Issue 35: the schedule lives in the PodChaos's status, so a manager killed
+// (SIGKILL) after a round, and the one started next, run it to its end with
+// neither an extra round nor a missing one: 4 rounds, 4 pods deleted.
+func TestPodChaos_ResumesAfterTheManagerIsKilled(t *testing.T) {
+	t.Parallel() // its own operator over its own namespace
+	const ns = "chaos-failover"
+	op := privateOperator(t, ns)
+	app := newApp(t, ns, "web")
+	app.create(map[string]any{"image": "nginx:1.25", "replicas": 3, "port": 80})
+	app.waitServing(1, "nginx:1.25", 3)
+	sampler := samplePods(t, ns, "web", 3)
+
+	createPodChaos(t, ns, "kill-one", map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+		"interval": "10s", "duration": "40s"})
+	var pc podChaos
+	for _, after := range []int{1, 2} {
+		eventuallyEvery(t, time.Minute, 200*time.Millisecond, fmt.Sprintf("round %d of PodChaos kill-one", after), func() error {
+			if _, err := getJSON(&pc, "podchaos", "kill-one", "-n", ns); err != nil {
+				return err
+			}
+			if pc.Status.Chaos.Rounds < after {
+				return fmt.Errorf("%d rounds (%s)", pc.Status.Chaos.Rounds, pc.Status.Chaos.Message)
+			}
+			return nil
+		})
+		op.restart(t, "SIGKILL")
+	}
+	eventuallyEvery(t, 2*time.Minute, 500*time.Millisecond, "PodChaos kill-one Completed", func() error {
+		if _, err := getJSON(&pc, "podchaos", "kill-one", "-n", ns); err != nil {
+			return err
+		}
+		if c := pc.Status.Chaos; c.Phase != "Completed" {
+			return fmt.Errorf("phase %q (%s), %d rounds", c.Phase, c.Message, c.Rounds)
+		}
+		return nil
+	})
+	sampler.stop()
+	samples, worst, worstAt, deleted := sampler.result()
+	t.Logf("%d samples of the pods, at most %d not Ready (at %s); pods deleted: %v", samples, worst, worstAt, deleted)
+	if c := pc.Status.Chaos; c.Rounds != 4 || len(deleted) != 4 {
+		t.Errorf("%d rounds, %d pods deleted (%v); want 4 and 4", c.Rounds, len(deleted), deleted)
+	}
+	if worst > 1 {
+		t.Errorf("%d pods were not Ready at once (at %s), want at most 1", worst, worstAt)
+	}
+}
