@@ -44,7 +44,13 @@ type Spec struct {
 // *hook.FieldError naming it (the CRD refuses most of them first).
 func parseSpec(values map[string]any) (Spec, error) {
 	s := Spec{Action: ActionKill, Count: 1, Interval: 30 * time.Second, MaxUnavailable: 1}
-	raw, _ := values["selector"].(map[string]any)
+	raw, isMap := values["selector"].(map[string]any)
+	if v, set := values["selector"]; set && v != nil && !isMap {
+		return s, &hook.FieldError{Field: "selector", Problem: "is not a mapping; write {matchLabels: {app: my-webapp}}"}
+	}
+	if raw == nil {
+		return s, &hook.FieldError{Field: "selector", Problem: "missing; write the pods to act on, such as {matchLabels: {app: my-webapp}}"}
+	}
 	var ls metav1.LabelSelector
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &ls); err != nil {
 		return s, &hook.FieldError{Field: "selector", Problem: fmt.Sprintf("is not a label selector (%v); write {matchLabels: {app: my-webapp}}", err)}
