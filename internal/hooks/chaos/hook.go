@@ -60,7 +60,7 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 	if err != nil {
 		return hook.Result{}, err
 	}
-	st, err := h.state(ctx, obj)
+	st, written, err := h.state(ctx, obj)
 	if err != nil {
 		return hook.Result{}, err
 	}
@@ -92,7 +92,7 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 		st.NextRoundAt = nil
 	}
 	st.Phase, st.Message = st.phase(s, now)
-	return result(st, s, now)
+	return result(st, written, s, now)
 }
 
 // act acts on the pending round's pods and records the round.
@@ -163,14 +163,15 @@ func do(ctx context.Context, c client.Client, action, ns string, ref PodRef) (re
 }
 
 // state reads status.chaos from the API server, not from the cache, which may
-// not show the round the last reconcile wrote.
-func (h *Hook) state(ctx context.Context, obj *unstructured.Unstructured) (State, error) {
+// not show the round the last reconcile wrote; written are the keys it holds.
+func (h *Hook) state(ctx context.Context, obj *unstructured.Unstructured) (st State, written map[string]any, err error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(obj.GroupVersionKind())
 	if err := h.Reader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-		return State{}, fmt.Errorf("reading the schedule of %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		return State{}, nil, fmt.Errorf("reading the schedule of %s %s: %w", obj.GetKind(), obj.GetName(), err)
 	}
-	return stateOf(live), nil
+	written, _, _ = unstructured.NestedMap(live.Object, "status", StatusKey)
+	return stateOf(live), written, nil
 }
 
 // stateOf decodes obj's status.chaos; a missing or unreadable one is a new schedule.
@@ -184,29 +185,25 @@ func stateOf(obj *unstructured.Unstructured) State {
 	return st
 }
 
-// result is the hook's answer for st.
-func result(st State, s Spec, now time.Time) (hook.Result, error) {
-	m, err := encode(st)
+// result is the hook's answer for st, written over the keys written.
+func result(st State, written map[string]any, s Spec, now time.Time) (hook.Result, error) {
+	m, err := encode(st, written)
 	if err != nil {
 		return hook.Result{}, err
 	}
 	return hook.Result{Status: map[string]any{StatusKey: m}, Condition: st.condition(s), RequeueAfter: st.requeueAfter(now)}, nil
 }
 
-// stateKeys are the keys of status.chaos (State's JSON names).
-var stateKeys = []string{"phase", "message", "generation", "startedAt", "nextRoundAt", "rounds", "lastRecovery",
-	"slowestRecovery", "lateRecoveries", "pending", "history"}
-
-// encode returns st as status.chaos, every key of State present: one that is
-// unset is null, so that rudder's merge patch of status removes it even when
-// the resource it compares with (the cache's) does not show it yet, and a
-// round acted on does not stay pending.
-func encode(st State) (map[string]any, error) {
+// encode returns st as status.chaos. A key the status holds (written, as the
+// API server has it) that st no longer sets is null, so that rudder's merge
+// patch of status removes it even when the resource it compares with (the
+// cache's) does not show it yet: a round acted on does not stay pending.
+func encode(st State, written map[string]any) (map[string]any, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
 	if err != nil {
 		return nil, fmt.Errorf("encoding status.%s: %w", StatusKey, err)
 	}
-	for _, k := range stateKeys {
+	for k := range written {
 		if _, ok := m[k]; !ok {
 			m[k] = nil
 		}
@@ -218,9 +215,10 @@ func encode(st State) (map[string]any, error) {
 // the schedule says so and the condition stays as it was.
 func (*Hook) Paused(obj *unstructured.Unstructured) hook.Result {
 	st := stateOf(obj)
+	written, _, _ := unstructured.NestedMap(obj.Object, "status", StatusKey)
 	st.Phase = PhasePaused
 	st.Message = fmt.Sprintf("No round runs while the annotation %s is \"true\"; remove it to resume the schedule", hook.AnnotationPaused)
-	m, err := encode(st)
+	m, err := encode(st, written)
 	if err != nil {
 		return hook.Result{}
 	}

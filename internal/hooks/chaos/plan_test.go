@@ -326,3 +326,38 @@ func TestParseSpec(t *testing.T) {
 		})
 	}
 }
+
+func TestEncode(t *testing.T) {
+	tests := []struct {
+		name     string
+		written  map[string]any
+		wantNull []string
+		wantNone []string
+	}{
+		{name: "nothing written yet", wantNone: []string{"pending", "nextRoundAt", "message"}},
+		{name: "a round acted on is no longer pending", written: map[string]any{"pending": map[string]any{"round": int64(1)}, "rounds": int64(0)},
+			wantNull: []string{"pending"}, wantNone: []string{"nextRoundAt"}},
+		{name: "the last round is past", written: map[string]any{"nextRoundAt": "2026-12-04T12:00:30.000000Z"}, wantNull: []string{"nextRoundAt"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := encode(State{Phase: PhaseRunning, Rounds: 1}, tt.written)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range tt.wantNull {
+				if v, ok := m[k]; !ok || v != nil {
+					t.Errorf("%s = %v (present %v), want null", k, v, ok)
+				}
+			}
+			for _, k := range tt.wantNone {
+				if _, ok := m[k]; ok {
+					t.Errorf("%s present, want absent: the status never held it", k)
+				}
+			}
+			if m["phase"] != PhaseRunning || m["rounds"] != int64(1) {
+				t.Errorf("phase %v rounds %v, want Running 1", m["phase"], m["rounds"])
+			}
+		})
+	}
+}
