@@ -8,6 +8,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/hooks/backup"
+	"github.com/rudder-operator/rudder/internal/hooks/chaos"
 	"github.com/rudder-operator/rudder/internal/hooks/leader"
 	"github.com/rudder-operator/rudder/internal/hooks/password"
 	"github.com/rudder-operator/rudder/internal/hooks/version"
@@ -43,8 +44,9 @@ func hooksWith(c client.Client, r client.Reader, extra []hook.Hook) (*hook.Regis
 	// The leader hook decides on live pods, not on the metadata-only cache
 	// that wakes it (hook.Watcher).
 	lead := &leader.Hook{Client: c, Reader: r}
+	podChaos := &chaos.Hook{Client: c, Reader: r}
 	reg := &hook.Registry{}
-	for _, h := range append([]hook.Hook{pw, ver, bak, restore, vol, lead}, extra...) {
+	for _, h := range append([]hook.Hook{pw, ver, bak, restore, vol, lead, podChaos}, extra...) {
 		if err := reg.Add(h); err != nil {
 			return nil, err
 		}

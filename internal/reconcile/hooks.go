@@ -51,6 +51,18 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 	}
 }
 
+// pausedHooks has the kind's hooks that implement hook.Pauser say, in o's
+// status, that its resource is paused; the others keep what they last wrote.
+func (r *Reconciler) pausedHooks(o *observation) {
+	for _, h := range r.Hooks {
+		if p, ok := h.(hook.Pauser); ok {
+			res := p.Paused(o.obj)
+			res.Values, res.RequeueAfter = nil, 0
+			o.hooks = append(o.hooks, hookRun{hook: h, res: res})
+		}
+	}
+}
+
 // withHookRequeue shortens res's requeue to the soonest a hook asked for: a
 // hook polls what rudder does not watch (a Job it started, say).
 func withHookRequeue(res ctrl.Result, o *observation) ctrl.Result {

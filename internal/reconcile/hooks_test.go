@@ -42,6 +42,12 @@ func (s *stampHook) Reconcile(_ context.Context, obj *unstructured.Unstructured,
 	}, nil
 }
 
+// Paused says in status that the resource is paused (hook.Pauser), and keeps the condition.
+func (*stampHook) Paused(*unstructured.Unstructured) hook.Result {
+	return hook.Result{Status: map[string]any{"stamp": "paused"},
+		Condition: metav1.Condition{Status: metav1.ConditionTrue, Reason: "Stamped", Message: "stamped"}}
+}
+
 func (s *stampHook) Finalize(_ context.Context, obj *unstructured.Unstructured) error {
 	s.finalized.Store(obj.GetNamespace()+"/"+obj.GetName(), true)
 	return nil
@@ -133,6 +139,14 @@ func TestReconciler_PausedRunsNoHooks(t *testing.T) {
 	}
 	conditionSays(t, gadgetGVK, ns, "asleep", "Paused", metav1.ConditionTrue, "Paused")
 	before := stamp.runsOf(ns, "asleep")
+	// A hook.Pauser says so in its status, without running.
+	testenv.Eventually(t, "the hook's paused status", func() error {
+		cr := get(t, gadgetGVK, ns, "asleep")
+		if err := statusIs(cr, map[string]any{"stamp": "paused"}); err != nil {
+			return err
+		}
+		return conditionIs(cr, "Stamped", metav1.ConditionTrue, "Stamped")
+	})
 
 	patchSpec(t, gadgetGVK, ns, "asleep", `{"message":"two"}`)
 	// The reconcile of the spec change ran: it says the change waits.

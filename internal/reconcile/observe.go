@@ -103,6 +103,8 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	// they while the resource is paused: paused means no writes at all.
 	if o.facts.valuesErr == nil && !o.facts.deleting && !o.facts.paused && o.facts.caughtUp {
 		r.runHooks(ctx, o)
+	} else if o.facts.paused && !o.facts.deleting {
+		r.pausedHooks(o)
 	}
 	digested := o.values
 	if o.digested != nil {

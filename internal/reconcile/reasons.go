@@ -1,5 +1,7 @@
 package reconcile
 
+import "github.com/rudder-operator/rudder/internal/hook"
+
 // Condition types rudder owns on every custom resource.
 const (
 	// ConditionReady is True when every object of the deployed release is ready.
@@ -23,7 +25,7 @@ const (
 // AnnotationPaused set to "true" on a custom resource stops rudder from
 // installing, upgrading or repairing its release until it is removed.
 // Deletion still uninstalls.
-const AnnotationPaused = "rudder.dev/paused"
+const AnnotationPaused = hook.AnnotationPaused
 
 // Condition reasons, and event reasons where an event says the same.
 const (

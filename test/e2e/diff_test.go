@@ -7,17 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
-
-// envCLIBin names the rudder command line the diff test runs, instead of
-// bin/rudder (built by `make build`).
-const envCLIBin = "RUDDER_CLI_BIN"
 
 // Issue 36, `rudder diff`: what applying a WebApp would change, object by
 // object, with the exit status of kubectl diff. An unchanged WebApp shows
@@ -107,10 +101,7 @@ spec: {image: "nginx:1.25", replicas: 1, port: 80}
 // command cannot run.
 func rudderDiff(t *testing.T, manifest string, args ...string) (string, int) {
 	t.Helper()
-	bin := os.Getenv(envCLIBin)
-	if bin == "" {
-		bin = filepath.Join(root, "bin", "rudder")
-	}
+	bin := toolPath("rudder")
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"diff", "-f", "-"}, args...)...)

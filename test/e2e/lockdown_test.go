@@ -39,7 +39,7 @@ func bindLockdownAccount(ns string) error {
 	if lockdownAccount == "" {
 		return nil
 	}
-	roles, err := run("rudder", "rbac", "webapp", "network", "database", "leaderelection", "--optional", "-n", ns, "--service-account", lockdownAccount)
+	roles, err := run("rudder", "rbac", "webapp", "network", "database", "leaderelection", "podchaos", "--optional", "-n", ns, "--service-account", lockdownAccount)
 	if err != nil {
 		return fmt.Errorf("rudder rbac for namespace %s: %w", ns, err)
 	}
