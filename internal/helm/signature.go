@@ -84,5 +84,5 @@ func (s signing) QueryLean(labels map[string]string) ([]*release.Release, error)
 	if q, ok := s.Driver.(leanQuerier); ok {
 		return q.QueryLean(labels)
 	}
-	return s.Driver.Query(labels)
+	return s.Query(labels)
 }

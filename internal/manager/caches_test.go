@@ -307,8 +307,11 @@ func heapProfile(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 }

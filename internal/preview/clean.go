@@ -36,7 +36,7 @@ func ownedFields(obj *unstructured.Unstructured, manager string) map[string]any 
 			continue
 		}
 		var fields map[string]any
-		if json.Unmarshal(e.FieldsV1.Raw, &fields) == nil {
+		if json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields) == nil {
 			return fields
 		}
 	}

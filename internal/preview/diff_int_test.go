@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,7 +24,6 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/internal/testenv"
-	"go.uber.org/zap/zapcore"
 )
 
 var (

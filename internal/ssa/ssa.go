@@ -3,6 +3,7 @@ package ssa
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -64,7 +65,7 @@ func prune(obj map[string]any, p watches.Pointer) {
 		if !ok || i >= len(c) {
 			return
 		}
-		shorter := append(c[:i:i], c[i+1:]...)
+		shorter := slices.Delete(slices.Clone(c), i, i+1)
 		// Set the shorter list where the list was.
 		switch g := grand.(type) {
 		case map[string]any:
@@ -128,7 +129,7 @@ func Owned(obj metav1.Object) (*fieldpath.Set, error) {
 			continue
 		}
 		set := &fieldpath.Set{}
-		if err := set.FromJSON(strings.NewReader(string(e.FieldsV1.Raw))); err != nil {
+		if err := set.FromJSON(e.FieldsV1.GetRawReader()); err != nil {
 			return nil, fmt.Errorf("decoding the managed fields of %s: %w", FieldManager, err)
 		}
 		return set, nil
