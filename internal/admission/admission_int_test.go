@@ -65,18 +65,29 @@ func TestMain(m *testing.M) {
 }
 
 // request is the admission request of op on obj, as the API server sends it.
-func request(t *testing.T, op admissionv1.Operation, sub string, obj *unstructured.Unstructured) admission.Request {
+// An update's old object is the WebApp before it: old, else a WebApp of
+// another image.
+func request(t *testing.T, op admissionv1.Operation, sub string, obj, old *unstructured.Unstructured) admission.Request {
 	t.Helper()
 	raw, err := obj.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
 	gvk := obj.GroupVersionKind()
-	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
 		Operation: op, SubResource: sub, Namespace: obj.GetNamespace(), Name: obj.GetName(),
 		Kind:   metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
 		Object: runtime.RawExtension{Raw: raw},
 	}}
+	if op == admissionv1.Update {
+		if old == nil {
+			old = webApp(obj.GetNamespace(), obj.GetName(), map[string]any{"image": "nginx:1.24"})
+		}
+		if req.OldObject.Raw, err = old.MarshalJSON(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return req
 }
 
 func handler(t *testing.T, ws []watches.Watch, budget time.Duration) *Handler {
@@ -127,6 +138,7 @@ func TestHandler_Handle(t *testing.T) {
 		op      admissionv1.Operation
 		sub     string
 		obj     *unstructured.Unstructured
+		old     *unstructured.Unstructured
 		serves  func(*unstructured.Unstructured) bool
 		allowed bool
 		// reason and warning are parts of the denial's message and of the
@@ -150,6 +162,10 @@ func TestHandler_Handle(t *testing.T) {
 			op: admissionv1.Update, sub: "status", obj: webApp(ns, "shop", ingress), allowed: true},
 		{name: "a delete is allowed unchecked", watches: builtin, budget: 10 * time.Second,
 			op: admissionv1.Delete, obj: webApp(ns, "shop", ingress), allowed: true},
+		{name: "a change of metadata alone is allowed unchecked", watches: builtin, budget: 10 * time.Second,
+			op: admissionv1.Update, obj: withFinalizer(webApp(ns, "shop", ingress)), old: webApp(ns, "shop", ingress), allowed: true},
+		{name: "a resource being deleted is allowed unchecked", watches: builtin, budget: 10 * time.Second,
+			op: admissionv1.Update, obj: deleting(webApp(ns, "shop", ingress)), allowed: true},
 		{name: "a resource another manager serves is allowed unchecked", watches: builtin, budget: 10 * time.Second,
 			op: admissionv1.Update, obj: webApp(ns, "shop", ingress), allowed: true,
 			serves: func(*unstructured.Unstructured) bool { return false }},
@@ -158,7 +174,7 @@ func TestHandler_Handle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := handler(t, tt.watches, tt.budget)
 			h.Serves = tt.serves
-			resp := h.Handle(ctx, request(t, tt.op, tt.sub, tt.obj))
+			resp := h.Handle(ctx, request(t, tt.op, tt.sub, tt.obj, tt.old))
 			msg := ""
 			if resp.Result != nil {
 				msg = resp.Result.Message
@@ -177,6 +193,17 @@ func TestHandler_Handle(t *testing.T) {
 	}
 }
 
+func withFinalizer(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	obj.SetFinalizers([]string{"rudder.dev/release"})
+	return obj
+}
+
+func deleting(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	now := metav1.Now()
+	obj.SetDeletionTimestamp(&now)
+	return withFinalizer(obj)
+}
+
 // The webhook makes nothing: a Database's hooks, which would create its
 // password Secret and its backup claim, run against a dry-run client.
 func TestHandler_Handle_makesNothing(t *testing.T) {
@@ -188,7 +215,7 @@ func TestHandler_Handle_makesNothing(t *testing.T) {
 	}
 	db := testenv.NewObject(databaseGVK, ns, "orders", map[string]any{"version": "16", "storageSize": "1Gi", "replicas": int64(1),
 		"database": "orders", "backup": map[string]any{"enabled": true, "schedule": "0 2 * * *", "storageSize": "1Gi", "retention": int64(7)}})
-	resp := handler(t, builtin, 10*time.Second).Handle(ctx, request(t, admissionv1.Create, "", db))
+	resp := handler(t, builtin, 10*time.Second).Handle(ctx, request(t, admissionv1.Create, "", db, nil))
 	if !resp.Allowed || len(resp.Warnings) > 0 {
 		t.Fatalf("a new Database: allowed %t, warnings %q, result %+v; want allowed without warnings", resp.Allowed, resp.Warnings, resp.Result)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -52,8 +53,14 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if obj.GetNamespace() == "" {
 		obj.SetNamespace(req.Namespace)
 	}
-	if h.Serves != nil && !h.Serves(obj) {
-		return admission.Allowed("")
+	if h.Serves != nil && !h.Serves(obj) || obj.GetDeletionTimestamp() != nil {
+		return admission.Allowed("") // another's, or going: its finalizer's removal must pass
+	}
+	if req.Operation == admissionv1.Update {
+		old := &unstructured.Unstructured{}
+		if err := old.UnmarshalJSON(req.OldObject.Raw); err == nil && !rendersDifferently(old, obj) {
+			return admission.Allowed("") // such as the reconciler adding its finalizer
+		}
 	}
 	log := h.Log.WithValues("kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "operation", req.Operation)
 	start := time.Now()
@@ -99,4 +106,13 @@ func (h *Handler) preview(ctx context.Context, obj *unstructured.Unstructured) (
 	case <-ctx.Done():
 		return nil, false
 	}
+}
+
+// rendersDifferently says whether new may render differently from old: its
+// spec or its annotations (values sources, the account acted as, hooks'
+// inputs) changed. A change of metadata alone, such as a finalizer or a
+// label, is not checked.
+func rendersDifferently(old, new *unstructured.Unstructured) bool {
+	return !equality.Semantic.DeepEqual(old.Object["spec"], new.Object["spec"]) ||
+		!equality.Semantic.DeepEqual(old.GetAnnotations(), new.GetAnnotations())
 }
