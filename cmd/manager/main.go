@@ -45,6 +45,7 @@ func main() {
 	flag.StringVar(&webhookOpts.ConfigurationName, "webhook-configuration", "rudder", "name of the ValidatingWebhookConfiguration whose CA bundle rudder keeps (and, in url mode, which it writes)")
 	flag.StringVar(&webhookOpts.ServiceName, "webhook-service", "rudder-webhook", "Service of rudder's namespace in front of the webhook (service mode), which its certificate names")
 	flag.StringVar(&webhookOpts.SecretName, "webhook-cert-secret", "rudder-webhook-cert", "Secret of rudder's namespace holding the webhook's CA and serving certificate, made and rotated by rudder")
+	flag.BoolVar(&webhookOpts.NoCertRotation, "webhook-no-cert-rotation", false, "leave the webhook's certificate Secret and its configuration's CA bundle to another, such as cert-manager (config/certmanager)")
 	flag.StringVar(&webhookOpts.CertDir, "webhook-cert-dir", "", "directory the webhook's certificate is written to from its Secret (default: a new temporary directory)")
 	devel := flag.Bool("zap-devel", false, "development logs: console format, and debug level unless --log-level says otherwise (operator-sdk's flag)")
 	flag.Parse()

@@ -69,6 +69,11 @@ type Options struct {
 	// CertDir is where the serving certificate is written from the Secret
 	// and read by the server. Default: a new temporary directory.
 	CertDir string
+	// NoCertRotation leaves the Secret's certificate and the configuration's
+	// CA bundle to another, such as cert-manager (config/certmanager): the
+	// server still reads tls.crt and tls.key from the Secret. Default false:
+	// the manager makes, rotates and injects them.
+	NoCertRotation bool
 }
 
 // DefaultBudget bounds an admission's preview: well above a render and dry
@@ -138,9 +143,6 @@ func (o Options) Setup(mgr ctrl.Manager, served manager.Served) error {
 	}
 	ctx := context.Background()
 	secret := types.NamespacedName{Namespace: served.Namespace, Name: o.SecretName}
-	if err := ensureSecret(ctx, c, secret); err != nil {
-		return err
-	}
 	dnsName := o.ServiceName + "." + served.Namespace + ".svc"
 	if o.Mode == URL {
 		dnsName = "localhost"
@@ -153,17 +155,8 @@ func (o Options) Setup(mgr ctrl.Manager, served manager.Served) error {
 		}
 		log.Info("Serving the admission webhook by URL", "configuration", o.ConfigurationName, "url", vwc.Webhooks[0].ClientConfig.URL)
 	}
-	if err := rotator.AddRotator(mgr, &rotator.CertRotator{
-		SecretKey:      secret,
-		CertDir:        o.CertDir,
-		CAName:         "rudder-webhook-ca",
-		CAOrganization: "rudder",
-		DNSName:        dnsName,
-		IsReady:        make(chan struct{}),
-		Webhooks:       []rotator.WebhookInfo{{Name: o.ConfigurationName, Type: rotator.Validating}},
-		FieldOwner:     "rudder",
-	}); err != nil {
-		return fmt.Errorf("adding the webhook certificate's rotator: %w", err)
+	if err := o.rotate(ctx, mgr, c, secret, dnsName); err != nil {
+		return err
 	}
 	certs := &certFiles{Reader: mgr.GetAPIReader(), Secret: secret, Dir: o.CertDir, Log: log}
 	if err := mgr.Add(certs); err != nil {
@@ -186,6 +179,31 @@ func (o Options) Setup(mgr ctrl.Manager, served manager.Served) error {
 		return err
 	}
 	log.Info("Checking created and updated custom resources at admission", "mode", o.Mode, "port", o.Port, "budget", o.Budget)
+	return nil
+}
+
+// rotate has the manager make the certificate's CA and the certificate for
+// dnsName, keep them in secret, renew them and inject the CA into the
+// configuration, unless NoCertRotation says another does.
+func (o Options) rotate(ctx context.Context, mgr ctrl.Manager, c client.Client, secret types.NamespacedName, dnsName string) error {
+	if o.NoCertRotation {
+		return nil
+	}
+	if err := ensureSecret(ctx, c, secret); err != nil {
+		return err
+	}
+	if err := rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      secret,
+		CertDir:        o.CertDir,
+		CAName:         "rudder-webhook-ca",
+		CAOrganization: "rudder",
+		DNSName:        dnsName,
+		IsReady:        make(chan struct{}),
+		Webhooks:       []rotator.WebhookInfo{{Name: o.ConfigurationName, Type: rotator.Validating}},
+		FieldOwner:     "rudder",
+	}); err != nil {
+		return fmt.Errorf("adding the webhook certificate's rotator: %w", err)
+	}
 	return nil
 }
 
