@@ -8,5 +8,8 @@
 // that outlasts the budget is allowed with a warning; the configuration's
 // failurePolicy Ignore keeps a stopped manager from blocking the API. Its
 // serving certificate is made, rotated and injected into the configuration by
-// open-policy-agent/cert-controller, so no cert-manager is needed.
+// open-policy-agent/cert-controller, so no cert-manager is needed. The
+// manager adds it through manager.Options.Webhook (cmd/manager passes
+// Options.Setup): package preview imports package manager, which therefore
+// cannot import this one.
 package admission

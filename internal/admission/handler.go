@@ -43,7 +43,7 @@ var _ admission.Handler = (*Handler)(nil)
 // cannot tell (its own errors, a values Secret not there yet, a preview over
 // the budget) is allowed, for the reconciler to report in status as before.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update || req.SubResource != "" {
+	if (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) || req.SubResource != "" {
 		return admission.Allowed("")
 	}
 	obj := &unstructured.Unstructured{}
@@ -64,7 +64,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	log := h.Log.WithValues("kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "operation", req.Operation)
 	start := time.Now()
-	err, done := h.preview(ctx, obj)
+	done, err := h.preview(ctx, obj)
 	elapsed := time.Since(start)
 	if !done {
 		log.Info("Allowing a resource whose preview outlasted the budget", "budget", h.Budget)
@@ -88,8 +88,8 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 }
 
 // preview runs the preview of obj within the budget; done is false when the
-// budget ran out first. The preview goes on, cancelled, in the background.
-func (h *Handler) preview(ctx context.Context, obj *unstructured.Unstructured) (err error, done bool) {
+// budget ran out first. The preview goes on in the background, its context canceled.
+func (h *Handler) preview(ctx context.Context, obj *unstructured.Unstructured) (done bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, h.Budget)
 	defer cancel()
 	result := make(chan error, 1)
@@ -100,11 +100,11 @@ func (h *Handler) preview(ctx context.Context, obj *unstructured.Unstructured) (
 	select {
 	case err := <-result:
 		if ctx.Err() != nil {
-			return nil, false
+			return false, nil
 		}
-		return err, true
+		return true, err
 	case <-ctx.Done():
-		return nil, false
+		return false, nil
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -243,7 +244,7 @@ type certFiles struct {
 	Reader client.Reader
 	Secret types.NamespacedName
 	Dir    string
-	Log    interface{ Error(error, string, ...any) }
+	Log    logr.Logger
 
 	cert atomic.Pointer[tls.Certificate]
 }
