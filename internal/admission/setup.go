@@ -131,7 +131,8 @@ func (o Options) Setup(mgr ctrl.Manager, served manager.Served) error {
 		return fmt.Errorf("webhook budget %s: want more than 0 and less than %s, the API server's longest wait less a margin", o.Budget, 30*time.Second-budgetMargin)
 	}
 	log := mgr.GetLogger().WithName("admission")
-	if o.CertDir == "" {
+	temporary := o.CertDir == ""
+	if temporary {
 		dir, err := os.MkdirTemp("", "rudder-webhook-")
 		if err != nil {
 			return fmt.Errorf("making the webhook's certificate directory: %w", err)
@@ -159,7 +160,7 @@ func (o Options) Setup(mgr ctrl.Manager, served manager.Served) error {
 	if err := o.rotate(ctx, mgr, c, secret, dnsName); err != nil {
 		return err
 	}
-	certs := &certFiles{Reader: mgr.GetAPIReader(), Secret: secret, Dir: o.CertDir, Log: log}
+	certs := &certFiles{Reader: mgr.GetAPIReader(), Secret: secret, Dir: o.CertDir, Temporary: temporary, Log: log}
 	if err := mgr.Add(certs); err != nil {
 		return err
 	}
@@ -244,7 +245,9 @@ type certFiles struct {
 	Reader client.Reader
 	Secret types.NamespacedName
 	Dir    string
-	Log    logr.Logger
+	// Temporary removes Dir when the manager stops.
+	Temporary bool
+	Log       logr.Logger
 
 	cert atomic.Pointer[tls.Certificate]
 }
@@ -289,6 +292,9 @@ func (f *certFiles) Start(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
+			if f.Temporary {
+				_ = os.RemoveAll(f.Dir)
+			}
 			return nil
 		case <-time.After(wait):
 		}
