@@ -8,6 +8,12 @@
 # builds only those it runs (hack/tools.sh): kubectl, and the local cluster's
 # when it starts one.
 #
+# On the local cluster, rudder serves its admission webhook in url mode
+# (--webhook=url: the API server calls https://localhost:9443, the manager
+# writes its own ValidatingWebhookConfiguration "rudder"); RUDDER_ARGS or the
+# arguments override it (--webhook=off). Elsewhere the webhook stays off: a
+# remote API server cannot reach this host.
+#
 # Arguments are passed to the manager; RUDDER_ARGS adds more flags, e.g.
 #   RUDDER_ARGS="--zap-log-level=debug" make run
 set -euo pipefail
@@ -16,6 +22,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=$ROOT/bin
 CRDS=$ROOT/config/crd/bases
 
+LOCAL_CLUSTER=false
+
 log() { echo "run: $*"; }
 
 # choose_cluster: keep the user's cluster when they have one configured.
@@ -23,12 +31,16 @@ choose_cluster() {
   if [[ -n ${KUBECONFIG:-} || -f $HOME/.kube/config ]]; then
     log "using the cluster of ${KUBECONFIG:-$HOME/.kube/config}"
     "$ROOT/hack/tools.sh" kubectl
+    if [[ -n ${KUBECONFIG:-} && $(realpath -m "$KUBECONFIG") == $(realpath -m "$BIN/cluster/kubeconfig") ]]; then
+      LOCAL_CLUSTER=true
+    fi
     return
   fi
   log "KUBECONFIG is not set and $HOME/.kube/config does not exist: using the local cluster"
   "$ROOT/hack/tools.sh" cluster
   "$ROOT/hack/cluster-up.sh"
   export KUBECONFIG=$BIN/cluster/kubeconfig
+  LOCAL_CLUSTER=true
   log "KUBECONFIG=$KUBECONFIG (the cluster keeps running after rudder exits; 'make cluster-down' stops it)"
 }
 
@@ -54,6 +66,9 @@ main() {
   local extra_args=()
   read -r -a extra_args <<<"${RUDDER_ARGS:-}"
   local args=("${extra_args[@]}" "$@")
+  if [[ $LOCAL_CLUSTER == true ]]; then
+    args=(--webhook=url "${args[@]}") # a later --webhook wins
+  fi
   log "starting $BIN/manager${args[*]:+$(printf ' %q' "${args[@]}")}"
   exec "$BIN/manager" "${args[@]}"
 }

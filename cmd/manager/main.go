@@ -12,6 +12,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/rudder-operator/rudder/internal/admission"
 	"github.com/rudder-operator/rudder/internal/manager"
 )
 
@@ -37,6 +38,15 @@ func main() {
 	flag.StringVar(&opts.DefaultServiceAccount, "default-service-account", "", "act for each custom resource as this ServiceAccount of its namespace (impersonation), unless its annotation rudder.dev/service-account names another; empty: rudder's own rights (docs/security.md)")
 	flag.StringVar(&opts.RevisionKeySecret, "revision-key-secret", "", "Secret (NAMESPACE/NAME, or NAME in rudder's namespace) holding the key rudder signs its release revisions with; created when missing (default rudder-revision-key)")
 	flag.BoolVar(&opts.AllowCrossNamespaceRefs, "allow-cross-namespace-refs", false, "let rudder.dev/depends-on name resources of other namespaces (default: refused, CrossNamespaceRef)")
+	webhookMode := flag.String("webhook", "off", "admission webhook that refuses a spec whose chart does not render or whose objects the API server refuses: off; service (behind the Service of config/webhook); url (the manager writes its own configuration naming https://localhost:PORT, for a manager run next to the API server, as make run)")
+	var webhookOpts admission.Options
+	flag.IntVar(&webhookOpts.Port, "webhook-port", 9443, "port the admission webhook is served on")
+	flag.DurationVar(&webhookOpts.Budget, "webhook-budget", admission.DefaultBudget, "longest an admission may render and dry-run; a longer one is allowed with a warning (the API server's timeout is this plus 2s)")
+	flag.StringVar(&webhookOpts.ConfigurationName, "webhook-configuration", "rudder", "name of the ValidatingWebhookConfiguration whose CA bundle rudder keeps (and, in url mode, which it writes)")
+	flag.StringVar(&webhookOpts.ServiceName, "webhook-service", "rudder-webhook", "Service of rudder's namespace in front of the webhook (service mode), which its certificate names")
+	flag.StringVar(&webhookOpts.SecretName, "webhook-cert-secret", "rudder-webhook-cert", "Secret of rudder's namespace holding the webhook's CA and serving certificate, made and rotated by rudder")
+	flag.BoolVar(&webhookOpts.NoCertRotation, "webhook-no-cert-rotation", false, "leave the webhook's certificate Secret and its configuration's CA bundle to another, such as cert-manager (config/certmanager)")
+	flag.StringVar(&webhookOpts.CertDir, "webhook-cert-dir", "", "directory the webhook's certificate is written to from its Secret (default: a new temporary directory)")
 	devel := flag.Bool("zap-devel", false, "development logs: console format, and debug level unless --log-level says otherwise (operator-sdk's flag)")
 	flag.Parse()
 	opts.KubeAPIQPS = float32(*qps)
@@ -48,6 +58,14 @@ func main() {
 		}
 	}
 	opts.Namespaces = namespaces(os.Getenv("WATCH_NAMESPACE"))
+	mode, err := admission.ParseMode(*webhookMode)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rudder:", err)
+		os.Exit(2)
+	}
+	if webhookOpts.Mode = mode; mode != admission.Off {
+		opts.Webhook = webhookOpts.Setup
+	}
 	if err := manager.Run(ctrl.SetupSignalHandler(), opts); err != nil {
 		fmt.Fprintln(os.Stderr, "rudder:", err)
 		os.Exit(1)

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -68,7 +70,10 @@ func (s *sources) add(o object) error {
 			return fmt.Errorf("a second Deployment (the first is %s): a CSV here installs one manager", s.deployment.Name)
 		}
 		s.deployment = &appsv1.Deployment{}
-		return convert(o, s.deployment)
+		if err := convert(o, s.deployment); err != nil {
+			return err
+		}
+		withoutWebhook(s.deployment)
 	case "Role.rbac.authorization.k8s.io":
 		r := &rbacv1.Role{}
 		if err := convert(o, r); err != nil {
@@ -94,6 +99,11 @@ func (s *sources) add(o object) error {
 			return err
 		}
 		s.clusterRoleBindings = append(s.clusterRoleBindings, binding{name: "ClusterRoleBinding " + b.Name, role: b.RoleRef, subjects: b.Subjects})
+	case "ValidatingWebhookConfiguration.admissionregistration.k8s.io", "Service", "Secret":
+		if o.GetLabels()["app.kubernetes.io/component"] != "webhook" {
+			return fmt.Errorf("the bundle cannot carry this kind; add it to internal/bundle or keep it out of config/default")
+		}
+		// The admission webhook is left out of the bundle (withoutWebhook).
 	case "Namespace", "ServiceAccount":
 		// OLM makes both: the operator runs in the namespace it is installed into, and it creates each
 		// service account that the CSV's permissions name.
@@ -143,4 +153,16 @@ func (s *sources) rules(ref rbacv1.RoleRef) ([]rbacv1.PolicyRule, bool) {
 // convert decodes o into the typed obj, refusing fields obj's type does not have.
 func convert(o object, obj any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, obj, true)
+}
+
+// withoutWebhook turns the admission webhook of config/manager off in d: OLM
+// gives a CSV's webhooks certificates of its own (webhookdefinitions), while
+// config/ has the manager make its own and keep its configuration's CA, which
+// the bundle does not carry. An OLM install checks specs at reconcile only.
+func withoutWebhook(d *appsv1.Deployment) {
+	for i := range d.Spec.Template.Spec.Containers {
+		c := &d.Spec.Template.Spec.Containers[i]
+		c.Args = slices.DeleteFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--webhook") })
+		c.Ports = slices.DeleteFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "webhook" })
+	}
 }

@@ -231,6 +231,12 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 			return nil, err
 		}
 	}
+	if opts.Webhook != nil {
+		if err := opts.Webhook(mgr, Served{Watches: ws, Namespaces: opts.Namespaces, Selector: selected,
+			DefaultServiceAccount: opts.DefaultServiceAccount, Namespace: leaseNamespace(opts), Config: cfg}); err != nil {
+			return nil, fmt.Errorf("setting up the admission webhook: %w", err)
+		}
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}

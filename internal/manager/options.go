@@ -3,12 +3,31 @@ package manager
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/liveness"
 	"github.com/rudder-operator/rudder/internal/shard"
+	"github.com/rudder-operator/rudder/internal/watches"
 )
+
+// Served is what a manager serves, for Options.Webhook.
+type Served struct {
+	// Watches are the kinds it serves and their charts.
+	Watches []watches.Watch
+	// Namespaces are those it watches; nil: all.
+	Namespaces []string
+	// Selector selects the custom resources it serves; nil: all.
+	Selector labels.Selector
+	// DefaultServiceAccount is Options.DefaultServiceAccount.
+	DefaultServiceAccount string
+	// Namespace is rudder's own: where its Leases and Secrets live.
+	Namespace string
+	// Config reaches the cluster as rudder.
+	Config *rest.Config
+}
 
 // Options configure a manager. The zero value of every field means its default.
 type Options struct {
@@ -91,6 +110,11 @@ type Options struct {
 	// namespace; created when missing. Default: rudder-revision-key in
 	// rudder's namespace.
 	RevisionKeySecret string
+	// Webhook, when set, adds an admission webhook to the built manager
+	// before it starts, given what the manager serves: package admission's,
+	// which cmd/manager passes in (admission renders through package preview,
+	// which imports this package). Default nil: no webhook.
+	Webhook func(ctrl.Manager, Served) error
 	// Config reaches the cluster; default: ctrl.GetConfig() (--kubeconfig,
 	// $KUBECONFIG, in-cluster, ~/.kube/config).
 	Config *rest.Config

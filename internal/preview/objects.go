@@ -136,7 +136,7 @@ func (d *differ) object(ctx context.Context, dyn dynamic.Interface, obj *unstruc
 	}
 	merged, err := ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: d.opts.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
 	if err != nil {
-		return Object{}, fmt.Errorf("the API server refuses %s: %w", ref(obj), err)
+		return Object{}, &RefusedError{Err: fmt.Errorf("the API server refuses %s: %w", ref(obj), err)}
 	}
 	o := identify(obj)
 	o.Change, o.Merged = Update, clean(merged)

@@ -68,7 +68,7 @@ func (d *differ) resource(ctx context.Context, obj *unstructured.Unstructured) (
 	rel, err := hc.DryRun(ctx, helm.Spec{Name: res.Release, Chart: chrt, Values: rv.vals,
 		PostRenderer: owner.PostRenderer{Owner: obj, Release: res.Release, Mapper: d.mapper, Scope: scope}})
 	if err != nil {
-		return res, red.Error(fmt.Errorf("rendering release %s: %w", res.Release, err))
+		return res, red.Error(&RenderError{Err: fmt.Errorf("rendering release %s: %w", res.Release, err)})
 	}
 	deployed, deployedValues, err := hc.Deployed(res.Release)
 	if err != nil {
