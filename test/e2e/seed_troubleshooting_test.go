@@ -24,6 +24,8 @@ func TestSeed_Troubleshooting(t *testing.T) {
 		// Not `delete -k config/default`: that would delete the CRDs, and every custom resource with them.
 		_, _ = run("kubectl", "delete", "clusterrolebinding", "my-operator-rolebinding", "--ignore-not-found")
 		_, _ = run("kubectl", "delete", "clusterrole", "my-operator-role", "--ignore-not-found")
+		// The webhook's configuration names a Service of namespace operators.
+		_, _ = run("kubectl", "delete", "validatingwebhookconfiguration", "rudder", "--ignore-not-found")
 		_, _ = run("kubectl", "delete", "namespace", "operators", "--ignore-not-found", "--wait=false")
 	})
 
