@@ -384,3 +384,48 @@ func TestClient_UpgradeDecodesLean(t *testing.T) {
 		}
 	}
 }
+
+// A dry run over a release whose newest revision is pending (an upgrade
+// under way) says so with ErrOperationInProgress, which callers tell from
+// a chart that does not render; once the revision is deployed it renders.
+func TestClient_DryRunWhileAnOperationIsInProgress(t *testing.T) {
+	ns := newStorageNamespace(t)
+	g := newGetter(t)
+	chrt, err := loader.Load("../../charts/webapp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := g.For(Access{Scope: Scope{Namespace: ns.name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Name: "webapp-busy", Chart: chrt}
+	if _, err := c.Install(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	helms := driver.NewSecrets(ns.secrets)
+	const key = "sh.helm.release.v1.webapp-busy.v1"
+	setStatus := func(s release.Status) {
+		t.Helper()
+		rel, err := helms.Get(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel.Info.Status = s
+		if err := helms.Update(key, rel); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setStatus(release.StatusPendingUpgrade)
+	if _, err := c.DryRun(context.Background(), spec); !errors.Is(err, ErrOperationInProgress) {
+		t.Errorf("DryRun over a pending revision: %v; want ErrOperationInProgress", err)
+	}
+	setStatus(release.StatusDeployed)
+	if c, err = g.For(Access{Scope: Scope{Namespace: ns.name}}); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := c.DryRun(context.Background(), spec)
+	if err != nil || rel.Revision != 2 {
+		t.Errorf("DryRun over a deployed revision: revision %v, %v; want revision 2", rel, err)
+	}
+}

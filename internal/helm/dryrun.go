@@ -10,6 +10,11 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
 
+// ErrOperationInProgress is returned by DryRun while the release's newest
+// revision is pending: an install, upgrade or rollback is under way, and
+// Helm renders nothing over it until it ends.
+var ErrOperationInProgress = errors.New("another operation (install/upgrade/rollback) is in progress")
+
 // DryRun renders the revision an install or upgrade of s would make, as
 // Install and Upgrade do (the cluster's capabilities, lookups and the
 // existing-object checks as the Client's user, s.PostRenderer), and stores
@@ -31,6 +36,9 @@ func (c *Client) DryRun(ctx context.Context, s Spec) (*Release, error) {
 	var last *release.Release
 	if len(hist) > 0 {
 		last = newestOf(hist)
+	}
+	if last != nil && last.Info != nil && last.Info.Status.IsPending() {
+		return nil, fmt.Errorf("release %q: revision %d is %s: %w; try again once it ends", s.Name, last.Version, last.Info.Status, ErrOperationInProgress)
 	}
 	if last == nil || last.Info != nil && last.Info.Status == release.StatusUninstalled {
 		in := action.NewInstall(c.cfg)

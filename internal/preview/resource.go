@@ -2,6 +2,7 @@ package preview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,6 +68,9 @@ func (d *differ) resource(ctx context.Context, obj *unstructured.Unstructured) (
 	chartDigest := helm.ChartDigest(chrt)
 	rel, err := hc.DryRun(ctx, helm.Spec{Name: res.Release, Chart: chrt, Values: rv.vals,
 		PostRenderer: owner.PostRenderer{Owner: obj, Release: res.Release, Mapper: d.mapper, Scope: scope}})
+	if errors.Is(err, helm.ErrOperationInProgress) {
+		return res, err // the release's state, not the spec's: nothing to judge yet
+	}
 	if err != nil {
 		return res, red.Error(&RenderError{Err: fmt.Errorf("rendering release %s: %w", res.Release, err)})
 	}
