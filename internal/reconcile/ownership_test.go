@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -224,44 +225,8 @@ func TestReconciler_DriftByFieldOwnership(t *testing.T) {
 }
 
 // admissionPolicy adds a label, an env var and a sidecar container to every
-// Deployment of namespace %[1]s at admission.
-const admissionPolicy = `apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicy
-metadata:
-  name: rudder-test-%[1]s
-spec:
-  failurePolicy: Fail
-  reinvocationPolicy: Never
-  matchConstraints:
-    resourceRules:
-    - apiGroups: [apps]
-      apiVersions: [v1]
-      operations: [CREATE, UPDATE]
-      resources: [deployments]
-  mutations:
-  - patchType: ApplyConfiguration
-    applyConfiguration:
-      expression: >
-        Object{
-          metadata: Object.metadata{labels: {"policy.example.com/injected": "true"}},
-          spec: Object.spec{template: Object.spec.template{spec: Object.spec.template.spec{containers: [
-            Object.spec.template.spec.containers{name: object.spec.template.spec.containers[0].name,
-              env: [Object.spec.template.spec.containers.env{name: "INJECTED", value: "by-policy"}]},
-            Object.spec.template.spec.containers{name: "sidecar", image: "proxy:1"}
-          ]}}}
-        }
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicyBinding
-metadata:
-  name: rudder-test-%[1]s
-spec:
-  policyName: rudder-test-%[1]s
-  matchResources:
-    namespaceSelector:
-      matchLabels:
-        kubernetes.io/metadata.name: %[1]s
-`
+// Deployment of namespace NAMESPACE at admission; the e2e test uses it too.
+const admissionPolicy = "../../test/e2e/testdata/mutating-policy.yaml"
 
 // What a MutatingAdmissionPolicy adds at admission is kept, and rudder
 // repairs nothing, at install or over reconciles after it: the merge-patch
@@ -269,7 +234,11 @@ spec:
 // event about nothing.
 func TestReconciler_KeepsWhatAnAdmissionPolicyAdds(t *testing.T) {
 	ns := namespace(t)
-	for _, doc := range strings.Split(fmt.Sprintf(admissionPolicy, ns), "\n---\n") {
+	policy, err := os.ReadFile(admissionPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(strings.ReplaceAll(string(policy), "NAMESPACE", ns), "\n---\n") {
 		obj := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
 			t.Fatal(err)

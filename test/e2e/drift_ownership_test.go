@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,45 +19,8 @@ import (
 const ownershipWatches = "test/e2e/testdata/watches-ownership.yaml"
 
 // ownershipPolicy adds a label, an env var and a sidecar container to every
-// Deployment of namespace %[1]s, at admission, as a mesh or a platform
-// team's policy does.
-const ownershipPolicy = `apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicy
-metadata:
-  name: rudder-e2e-%[1]s
-spec:
-  failurePolicy: Fail
-  reinvocationPolicy: Never
-  matchConstraints:
-    resourceRules:
-    - apiGroups: [apps]
-      apiVersions: [v1]
-      operations: [CREATE, UPDATE]
-      resources: [deployments]
-  mutations:
-  - patchType: ApplyConfiguration
-    applyConfiguration:
-      expression: >
-        Object{
-          metadata: Object.metadata{labels: {"policy.example.com/injected": "true"}},
-          spec: Object.spec{template: Object.spec.template{spec: Object.spec.template.spec{containers: [
-            Object.spec.template.spec.containers{name: object.spec.template.spec.containers[0].name,
-              env: [Object.spec.template.spec.containers.env{name: "INJECTED", value: "by-policy"}]},
-            Object.spec.template.spec.containers{name: "sidecar", image: "proxy:1"}
-          ]}}}
-        }
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicyBinding
-metadata:
-  name: rudder-e2e-%[1]s
-spec:
-  policyName: rudder-e2e-%[1]s
-  matchResources:
-    namespaceSelector:
-      matchLabels:
-        kubernetes.io/metadata.name: %[1]s
-`
+// Deployment of namespace NAMESPACE at admission.
+const ownershipPolicy = "test/e2e/testdata/mutating-policy.yaml"
 
 // Issue 34: drift by field ownership. A MutatingAdmissionPolicy adds a label,
 // an env var and a sidecar to every Deployment of the namespace; 20 WebApps
@@ -71,9 +35,13 @@ func TestDrift_FieldOwnership(t *testing.T) {
 	t.Parallel() // its own operator over its own namespace
 	const ns = "drift-ssa"
 	op := privateOperator(t, ns, "--watches-file="+filepath.Join(root, ownershipWatches))
-	apply(t, fmt.Sprintf(ownershipPolicy, ns))
+	policy, err := os.ReadFile(filepath.Join(root, ownershipPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, strings.ReplaceAll(string(policy), "NAMESPACE", ns))
 	t.Cleanup(func() {
-		kubectl(t, "delete", "mutatingadmissionpolicybinding,mutatingadmissionpolicy", "rudder-e2e-"+ns, "--ignore-not-found")
+		kubectl(t, "delete", "mutatingadmissionpolicybinding,mutatingadmissionpolicy", "rudder-policy-"+ns, "--ignore-not-found")
 	})
 	eventually(t, "the policy mutating Deployments of "+ns, func() error {
 		out, stderr, err := runFull("kubectl", "create", "deployment", "probe", "-n", ns, "--image=probe:1", "--dry-run=server", "-o", "json")
