@@ -7,7 +7,7 @@
 #   5. chart gate every chart of watches.yaml renders (helm template) with its defaults, its ci/*.yaml and
 #                 the spec of each sample of config/samples of its kind; every sample passes its CRD's
 #                 validation and renders into objects the API server accepts (server-side dry run on envtest):
-#                 go test ./internal/kinds -run '^TestCharts_'
+#                 go test ./test/kinds -run '^TestCharts_'
 #   6. govulncheck hack/vulncheck.sh: bin/govulncheck -db file://bin/vulndb ./... fails when rudder's code
 #                 calls a function with a known vulnerability
 # Tools come from bin/; hack/tools.sh builds each one that is missing or at another version.
@@ -94,7 +94,7 @@ echo "ok (${charts} chart(s))"
 header "chart gate: render every chart with its defaults and the samples; validate the samples"
 need etcd
 need kube-apiserver
-KUBEBUILDER_ASSETS="${BIN}" go test -count=1 -run '^TestCharts_' ./internal/kinds/ ||
+KUBEBUILDER_ASSETS="${BIN}" go test -count=1 -run '^TestCharts_' ./test/kinds/ ||
 	fail "chart gate: a chart does not render or a sample of config/samples fails (above)"
 echo "ok"
 

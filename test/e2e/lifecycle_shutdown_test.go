@@ -114,7 +114,7 @@ func isPendingStatus(s string) bool { return strings.HasPrefix(s, "pending-") ||
 //
 // These WebApps have no storage, the webapp chart's only object with
 // helm.sh/resource-policy: keep, so that half of issue 5's deletion point is
-// left to the envtest suite (internal/kinds, TestWebApp_KeepsItsClaim).
+// left to the envtest suite (test/kinds, TestWebApp_KeepsItsClaim).
 func TestLifecycle_NamespaceDeletionCleansUp(t *testing.T) {
 	t.Parallel() // own namespace; never restarts the manager or the cluster
 	const ns = "lc-ns-delete"
