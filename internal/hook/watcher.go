@@ -28,7 +28,8 @@ type Watch struct {
 	// Concerns reports whether a change of o (its metadata, before or after
 	// the change) concerns resource, one of the resources of a kind enabling
 	// the hook, in o's namespace, or in every namespace rudder watches when o
-	// is cluster-scoped. It must not call the API server: it runs for every
-	// change of every watched object.
+	// is cluster-scoped. It must not call the API server, nor change
+	// resource (the cache's own object): it runs for every change of every
+	// watched object.
 	Concerns func(resource *unstructured.Unstructured, o metav1.Object) bool
 }

@@ -32,12 +32,14 @@ func (r *Reconciler) watchHooks(c cache.Cache, b *builder.TypedBuilder[ctrl.Requ
 
 // concerned maps a watched object to the resources of the kind, in its
 // namespace (all namespaces for a cluster-scoped one), that hw says it
-// concerns, read from the manager's cache.
+// concerns, read from the manager's cache. It runs on every event of the
+// watched kind (every pod's), and Concerns only reads: the cache's own
+// objects are listed, not deep copies.
 func (r *Reconciler) concerned(hw hook.Watch) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []ctrl.Request {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(r.Watch.GVK.GroupVersion().WithKind(r.Watch.GVK.Kind + "List"))
-		if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+		if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Listing resources a watched object may concern", "kind", r.Watch.GVK.Kind)
 			return nil
 		}
