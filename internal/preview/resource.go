@@ -18,6 +18,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/redact"
+	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/values"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -82,8 +83,8 @@ func (d *differ) resource(ctx context.Context, obj *unstructured.Unstructured) (
 	switch {
 	case rel.Status == "pending-install":
 		res.Action = Install
-	case deployed != nil && deployed.Labels[reconcile.LabelValuesDigest] == values.Digest(rv.digested) &&
-		deployed.Labels[reconcile.LabelChartDigest] == chartDigest:
+	case deployed != nil && deployed.Labels[storage.LabelValuesDigest] == values.Digest(rv.digested) &&
+		deployed.Labels[storage.LabelChartDigest] == chartDigest:
 		res.Action, res.Revision = None, 0
 	}
 	if deployed != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/owner"
+	"github.com/rudder-operator/rudder/internal/storage"
 )
 
 // helmAction describes an install or an upgrade for act.
@@ -48,16 +49,16 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		PostRenderer: owner.PostRenderer{Owner: o.obj, Release: o.release.Name, Mapper: r.Mapper, Scope: r.access(o).Scope},
 	}
 	exp := expectation{at: r.now()}
-	if o.facts.latest != nil {
-		exp.before = o.facts.latest.UID
+	if o.facts.Latest != nil {
+		exp.before = o.facts.Latest.UID
 	}
 	started := time.Now()
 	rel, err := a.do(ctx, hc, spec)
 	if rel != nil {
 		exp.revision, exp.status = rel.Revision, rel.Status
-		r.expect.set(o.key, exp)
+		r.memory.expect(o.key, exp)
 		rel = r.mark(ctx, hc, rel)
-		r.revisions.remember(o.release, rel)
+		r.memory.rememberWritten(o.key, rel)
 	}
 	if err == nil || !namespaceTerminating(err) {
 		r.observeHelm(strings.ToLower(a.verb), started, err)
@@ -72,7 +73,7 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		msg := err.Error()
 		reason := failureReason(err, a.failed)
 		limit := r.Watch.Remediation.MaxAttempts
-		fl := r.failures.record(o.key, o.facts.want, reason, msg, r.now())
+		fl := r.memory.recordFailure(o.key, o.facts.Want, reason, msg, r.now())
 		log.Error(err, "Helm "+a.verb+" failed", "attempt", fl.count, "maxAttempts", limit)
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, reason, a.verb, "%s failed (attempt %d of %d): %s", a.verb, fl.count, limit, msg)
 		o.outcome = &outcome{phase: PhaseFailed, reason: reason, message: msg, failed: true}
@@ -82,7 +83,7 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		}
 		return ctrl.Result{RequeueAfter: fl.retryIn(r.now())}, nil
 	}
-	r.failures.forget(o.key)
+	r.memory.forgetFailure(o.key)
 	log.Info("Helm "+a.verb+" succeeded", "revision", rel.Revision, "chart", rel.Chart+"-"+rel.ChartVersion, "duration", time.Since(started).Round(time.Millisecond))
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, a.succeeded, a.verb, "%s revision %d of release %s (chart %s-%s)",
 		pastTense(a.verb), rel.Revision, rel.Name, rel.Chart, rel.ChartVersion)
@@ -99,11 +100,11 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 // made from, the holder, its number, and "null" for each label to clear.
 func (r *Reconciler) labels(o *observation, clear []string) map[string]string {
 	l := map[string]string{
-		LabelValuesDigest: o.facts.want.values,
-		LabelChartDigest:  o.facts.want.chart,
-		LabelHolder:       r.Holder,
-		LabelRevision:     strconv.Itoa(nextRevision(o)),
-		LabelWrittenAt:    strconv.FormatInt(r.now().Unix(), 10),
+		storage.LabelValuesDigest: o.facts.Want.Values,
+		storage.LabelChartDigest:  o.facts.Want.Chart,
+		storage.LabelHolder:       r.Holder,
+		storage.LabelRevision:     strconv.Itoa(nextRevision(o)),
+		storage.LabelWrittenAt:    strconv.FormatInt(r.now().Unix(), 10),
 	}
 	for _, k := range clear {
 		l[k] = "null"

@@ -29,7 +29,7 @@ type HistoryEntry struct {
 
 func entryOf(rel *helm.Release) HistoryEntry {
 	e := HistoryEntry{Revision: rel.Revision, Status: rel.Status, Chart: rel.Chart, ChartVersion: rel.ChartVersion,
-		AppVersion: rel.AppVersion, ValuesDigest: rel.Labels[LabelValuesDigest], Description: rel.Description}
+		AppVersion: rel.AppVersion, ValuesDigest: rel.Labels[storage.LabelValuesDigest], Description: rel.Description}
 	if !rel.Updated.IsZero() {
 		t := metav1.NewTime(rel.Updated)
 		e.Updated = &t
@@ -49,7 +49,7 @@ func (r *Reconciler) history(ctx context.Context, o *observation) []HistoryEntry
 		if e, ok := shown[rev.Number]; ok {
 			known = &e
 		}
-		e, err := r.revisions.entry(r.Helm, o.release, rev, known)
+		e, err := r.memory.historyEntry(r.Helm, o.key, o.release, rev, known)
 		if err != nil {
 			ctrl.LoggerFrom(ctx).V(1).Info("Cannot read a revision for status.history", "revision", rev.Number, "error", err.Error())
 			continue
@@ -88,8 +88,8 @@ func shownHistory(obj *unstructured.Unstructured) map[int]HistoryEntry {
 // without the label (another client's, or rudder's rollbacks, which carry the
 // label of the revision they copy) are decoded.
 func recordedFor(e HistoryEntry, rev storage.Revision) bool {
-	written, err := strconv.ParseInt(rev.Labels[LabelWrittenAt], 10, 64)
-	if err != nil || e.Updated == nil || e.Revision != rev.Number || e.ValuesDigest != rev.Labels[LabelValuesDigest] {
+	written, err := strconv.ParseInt(rev.Labels[storage.LabelWrittenAt], 10, 64)
+	if err != nil || e.Updated == nil || e.Revision != rev.Number || e.ValuesDigest != rev.Labels[storage.LabelValuesDigest] {
 		return false
 	}
 	lag := e.Updated.Unix() - written

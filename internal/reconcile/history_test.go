@@ -16,7 +16,7 @@ func TestRecordedFor(t *testing.T) {
 	entry := HistoryEntry{Revision: 3, Updated: &metav1.Time{Time: deployed}, Status: "deployed", ValuesDigest: "sha256:aa"}
 	rev := func(number int, digest string, written time.Time) storage.Revision {
 		return storage.Revision{Number: number, Status: "superseded", Labels: map[string]string{
-			LabelValuesDigest: digest, LabelWrittenAt: strconv.FormatInt(written.Unix(), 10)}}
+			storage.LabelValuesDigest: digest, storage.LabelWrittenAt: strconv.FormatInt(written.Unix(), 10)}}
 	}
 	tests := []struct {
 		name string
@@ -29,7 +29,7 @@ func TestRecordedFor(t *testing.T) {
 		{name: "other values", rev: rev(3, "sha256:bb", deployed), want: false},
 		{name: "the same number written again later (reinstalled)", rev: rev(3, "sha256:aa", deployed.Add(time.Hour)), want: false},
 		{name: "a copied label, written long before (rollback)", rev: rev(3, "sha256:aa", deployed.Add(-time.Hour)), want: false},
-		{name: "no label (another Helm client)", rev: storage.Revision{Number: 3, Labels: map[string]string{LabelValuesDigest: "sha256:aa"}}, want: false},
+		{name: "no label (another Helm client)", rev: storage.Revision{Number: 3, Labels: map[string]string{storage.LabelValuesDigest: "sha256:aa"}}, want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

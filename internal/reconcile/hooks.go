@@ -26,7 +26,7 @@ type hookRun struct {
 func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 	ctx, err := r.hookContext(ctx, o)
 	if err != nil {
-		o.facts.hookErr = err
+		o.facts.HookErr = err
 		return
 	}
 	for _, h := range r.Hooks {
@@ -41,7 +41,7 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 			} else {
 				ctrl.LoggerFrom(ctx).Error(err, "Hook failed", "hook", h.Name())
 			}
-			o.facts.hookErr = fmt.Errorf("hook %s: %w", h.Name(), err)
+			o.facts.HookErr = fmt.Errorf("hook %s: %w", h.Name(), err)
 			return
 		}
 		hook.MergeValues(o.values, res.Values)

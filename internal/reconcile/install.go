@@ -23,7 +23,7 @@ func (r *Reconciler) install(ctx context.Context, o *observation) (ctrl.Result, 
 		succeeded: ReasonInstallSucceeded,
 		failed:    ReasonInstallFailed,
 		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
-			s.Replace = o.facts.latest != nil && o.facts.latest.Status == "uninstalled"
+			s.Replace = o.facts.Latest != nil && o.facts.Latest.Status == "uninstalled"
 			s.Unstored = len(o.history) == 0
 			return c.Install(ctx, s)
 		},

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/liveness"
-	"github.com/rudder-operator/rudder/internal/reconcile"
+	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
@@ -26,9 +26,9 @@ func TestReconciler_ActionHoldsTheProcessLease(t *testing.T) {
 	testenv.Eventually(t, "revision 1 stored", func() error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sh.helm.release.v1.webapp-leased.v1"}, &rev)
 	})
-	holder := rev.Labels[reconcile.LabelHolder]
+	holder := rev.Labels[storage.LabelHolder]
 	if holder == "" {
-		t.Fatalf("revision 1 has no %s label: %v", reconcile.LabelHolder, rev.Labels)
+		t.Fatalf("revision 1 has no %s label: %v", storage.LabelHolder, rev.Labels)
 	}
 	var lease coordinationv1.Lease
 	testenv.Eventually(t, "the holder's Lease", func() error {

@@ -2,14 +2,14 @@ package reconcile
 
 import (
 	"errors"
-	"maps"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 )
 
 // rudder's own series on the manager's metrics endpoint, next to
@@ -76,9 +76,9 @@ func stateOf(o *observation, st *Status) string {
 		}
 	}
 	switch {
-	case o.facts.paused:
+	case o.facts.Paused:
 		return statePaused
-	case o.facts.latest != nil && isPending(o.facts.latest.Status):
+	case o.facts.Latest != nil && plan.IsPending(o.facts.Latest.Status):
 		return statePending
 	case released == ReasonRolledBack || released == ReasonRemediated:
 		return stateRolledBack
@@ -86,7 +86,7 @@ func stateOf(o *observation, st *Status) string {
 		return stateOutOfBand
 	case st.Phase == PhaseFailed:
 		return stateFailed
-	case o.facts.deployed != nil:
+	case o.facts.Deployed != nil:
 		return stateDeployed
 	}
 	return stateNone
@@ -109,38 +109,22 @@ func stateOfStatus(o *observation, st *Status) resourceState {
 	return rs
 }
 
-// states is the last state written for each custom resource.
-type states struct {
-	mu sync.Mutex
-	m  map[types.NamespacedName]resourceState
+// setState records key's state for the metrics.
+func (m *memory) setState(key types.NamespacedName, rs resourceState) {
+	m.update(key, func(e *entry) { e.state = &rs })
 }
 
-func (s *states) set(key types.NamespacedName, state resourceState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[types.NamespacedName]resourceState{}
+// states returns a copy of the states of every resource, for one scrape.
+func (m *memory) states() map[types.NamespacedName]resourceState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[types.NamespacedName]resourceState, len(m.m))
+	for key, e := range m.m {
+		if e.state != nil {
+			out[key] = *e.state
+		}
 	}
-	s.m[key] = state
-}
-
-func (s *states) forget(key types.NamespacedName) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, key)
-}
-
-func (s *states) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.m)
-}
-
-// snapshot returns a copy of the states, for one scrape.
-func (s *states) snapshot() map[types.NamespacedName]resourceState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.m)
+	return out
 }
 
 // kindCollector exports what a kind's reconciler holds, computed at scrape
@@ -169,7 +153,7 @@ func newKindCollector(r *Reconciler) *kindCollector {
 			"1 when a custom resource's Ready condition was True at its last reconcile, else 0.",
 			[]string{"namespace", "name"}, labels),
 		entries: prometheus.NewDesc("rudder_reconciler_entries",
-			"Per-resource entries the reconciler of a kind keeps in memory (expectations, failures, status writes, states, out-of-band notices, decoded revisions by release).",
+			"Custom resources of which the reconciler of a kind keeps something in memory (expectations, failures, status writes, states, out-of-band notices, test runs, decoded revisions).",
 			nil, labels),
 	}
 }
@@ -185,7 +169,7 @@ func (c *kindCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *kindCollector) Collect(ch chan<- prometheus.Metric) {
 	counts := make(map[string]int, len(releaseStates))
-	for key, rs := range c.r.states.snapshot() {
+	for key, rs := range c.r.memory.states() {
 		counts[rs.release]++
 		ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, 1, key.Namespace, key.Name, rs.release)
 		ready := 0.0
@@ -197,7 +181,7 @@ func (c *kindCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, state := range releaseStates {
 		ch <- prometheus.MustNewConstMetric(c.releases, prometheus.GaugeValue, float64(counts[state]), state)
 	}
-	ch <- prometheus.MustNewConstMetric(c.entries, prometheus.GaugeValue, float64(c.r.entries()))
+	ch <- prometheus.MustNewConstMetric(c.entries, prometheus.GaugeValue, float64(c.r.memory.len()))
 }
 
 // initSeries creates the kind's Helm action and hook series at zero, so that

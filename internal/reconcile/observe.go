@@ -10,6 +10,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/identity"
+	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/values"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -27,15 +28,15 @@ type observation struct {
 	// identity and version. Nil: the digest is of values.
 	digested map[string]any
 	history  []storage.Revision // newest first
-	facts    facts
+	facts    plan.Facts
 	failure  failure
 
 	deployed *revision // the newest deployed revision, decoded
 	latest   *revision // the newest revision when it failed, decoded for its description
 
 	// Filled in while the step runs.
-	step    step      // the step plan chose
-	gate    *gated    // the hook that holds the upgrade (stepGated)
+	step    plan.Step // the step plan chose
+	gate    *gated    // the hook that holds the upgrade (plan.StepGated)
 	hooks   []hookRun // what each hook of the kind did this reconcile
 	outcome *outcome  // what this reconcile's Helm action did
 	health  *health   // readiness of the deployed revision's objects
@@ -62,122 +63,93 @@ type outcome struct {
 func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured) (*observation, error) {
 	o := &observation{obj: obj, key: keyOf(obj)}
 	o.release = types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Watch.ReleaseName(obj.GetName())}
-	o.values, o.facts.valuesErr = values.For(obj, r.Watch.OverrideValues)
-	o.facts.deleting = !obj.GetDeletionTimestamp().IsZero()
+	o.values, o.facts.ValuesErr = values.For(obj, r.Watch.OverrideValues)
+	o.facts.Deleting = !obj.GetDeletionTimestamp().IsZero()
 	if actor, err := r.Impersonator.ActorFor(obj); err != nil {
-		if o.facts.valuesErr == nil {
-			o.facts.valuesErr = conditionError{reason: ReasonServiceAccountInvalid, err: err}
+		if o.facts.ValuesErr == nil {
+			o.facts.ValuesErr = conditionError{reason: ReasonServiceAccountInvalid, err: err}
 		}
 	} else {
 		o.actor = actor
 	}
-	if o.facts.valuesErr == nil && !o.facts.deleting {
+	if o.facts.ValuesErr == nil && !o.facts.Deleting {
 		var fixable valuesFromError
 		if err := r.readValuesFrom(ctx, o); errors.As(err, &fixable) || errors.As(err, new(conditionError)) {
-			o.facts.valuesErr = err
+			o.facts.ValuesErr = err
 		} else if err != nil {
 			return nil, err
 		}
 	}
-	o.facts.self = r.Holder
-	o.facts.paused = obj.GetAnnotations()[AnnotationPaused] == "true"
+	o.facts.Self = r.Holder
+	o.facts.Paused = obj.GetAnnotations()[AnnotationPaused] == "true"
 	o.warnDrift = r.Watch.Drift.Mode == watches.DriftWarn
-	if !o.facts.deleting {
+	if !o.facts.Deleting {
 		reader, err := r.actingReader(o, r.Client)
 		if err != nil {
 			return nil, err
 		}
-		o.facts.dependsErr = r.Kinds.Check(ctx, reader, obj, r.Watch.GVK)
+		o.facts.DependsErr = r.Kinds.Check(ctx, reader, obj, r.Watch.GVK)
 	}
 
 	hist, err := storage.History(ctx, r.Storage, o.release.Namespace, o.release.Name)
 	if err != nil {
 		return nil, err
 	}
-	o.lastTest = r.tested.overlay(o.key, hist)
+	o.lastTest = r.memory.testOverlay(o.key, hist)
 	o.history = hist
 	now := r.now()
-	o.facts.caughtUp = r.expect.caughtUp(o.key, hist, now)
+	o.facts.CaughtUp = r.memory.caughtUp(o.key, hist, now)
 	// Hooks are not run while storage catches up with our last action: that
 	// wait writes nothing and ends at the next event of the release. Nor are
 	// they while the resource is paused: paused means no writes at all.
-	if o.facts.valuesErr == nil && !o.facts.deleting && !o.facts.paused && o.facts.caughtUp {
+	if o.facts.ValuesErr == nil && !o.facts.Deleting && !o.facts.Paused && o.facts.CaughtUp {
 		r.runHooks(ctx, o)
-	} else if o.facts.paused && !o.facts.deleting {
+	} else if o.facts.Paused && !o.facts.Deleting {
 		r.pausedHooks(o)
 	}
 	digested := o.values
 	if o.digested != nil {
 		digested = o.digested
 	}
-	o.facts.want = digests{values: values.Digest(digested), chart: r.chartDigest}
-	o.facts.fromHistory(hist)
-	r.revisions.prune(o.release, hist, o.facts.deployed, failedRevision(o.facts.latest))
-	if l := o.facts.latest; l != nil && leftByRudder(l, r.Holder) && l.Labels[LabelHolder] != r.Holder && r.Holders != nil {
-		if o.facts.holderAlive, err = r.Holders.Alive(ctx, l.Labels[LabelHolder]); err != nil {
+	o.facts.Want = plan.Digests{Values: values.Digest(digested), Chart: r.chartDigest}
+	o.facts.FromHistory(hist)
+	r.memory.pruneRevisions(o.key, hist, o.facts.Deployed, plan.FailedRevision(o.facts.Latest))
+	if l := o.facts.Latest; l != nil && plan.LeftByRudder(l, r.Holder) && l.Labels[storage.LabelHolder] != r.Holder && r.Holders != nil {
+		if o.facts.HolderAlive, err = r.Holders.Alive(ctx, l.Labels[storage.LabelHolder]); err != nil {
 			return nil, err
 		}
 	}
-	o.facts.remediation, o.facts.outOfBand = r.Watch.Remediation, r.Watch.OutOfBand
-	o.facts.generation = obj.GetGeneration()
-	o.facts.rollbackTo, o.facts.rollbackErr = rollbackRequest(obj)
-	o.facts.rolledBackAt = rolledBackAt(hist, o.facts.rollbackTo)
-	if _, ok := r.failures.current(o.key); !ok {
+	o.facts.Remediation, o.facts.OutOfBand = r.Watch.Remediation, r.Watch.OutOfBand
+	o.facts.Generation = obj.GetGeneration()
+	o.facts.RollbackTo, o.facts.RollbackErr = rollbackRequest(obj)
+	o.facts.RolledBackAt = rolledBackAt(hist, o.facts.RollbackTo)
+	if _, ok := r.memory.lastFailure(o.key); !ok {
 		if fl, ok := failureOf(obj); ok { // counted by a rudder before a restart
-			r.failures.restore(o.key, fl)
+			r.memory.restoreFailure(o.key, fl)
 		}
 	}
-	o.failure = r.failures.get(o.key, o.facts.want)
-	o.facts.failures, o.facts.retryIn = o.failure.count, o.failure.retryIn(now)
-	o.facts.remediationFailed = o.failure.reason == ReasonRemediationFailed
+	o.failure = r.memory.failure(o.key, o.facts.Want)
+	o.facts.Failures, o.facts.RetryIn = o.failure.count, o.failure.retryIn(now)
+	o.facts.RemediationFailed = o.failure.reason == ReasonRemediationFailed
 
-	if d := o.facts.deployed; d != nil && !o.facts.deleting {
-		if o.deployed, err = r.revisions.get(r.Helm, r.Mapper, o.release, *d); errors.Is(err, helm.ErrUndecodable) {
-			o.facts.valuesErr = conditionError{reason: ReasonRevisionUndecodable, err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
+	if d := o.facts.Deployed; d != nil && !o.facts.Deleting {
+		if o.deployed, err = r.memory.revision(r.Helm, r.Mapper, o.key, o.release, *d); errors.Is(err, helm.ErrUndecodable) {
+			o.facts.ValuesErr = conditionError{reason: ReasonRevisionUndecodable, err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
 		} else if err != nil {
 			return nil, fmt.Errorf("reading deployed revision: %w", err)
 		}
 	}
-	if l := failedRevision(o.facts.latest); l != nil && !o.facts.deleting {
-		if o.latest, err = r.revisions.get(r.Helm, r.Mapper, o.release, *l); errors.Is(err, helm.ErrUndecodable) {
-			o.facts.valuesErr = conditionError{reason: ReasonRevisionUndecodable, err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
+	if l := plan.FailedRevision(o.facts.Latest); l != nil && !o.facts.Deleting {
+		if o.latest, err = r.memory.revision(r.Helm, r.Mapper, o.key, o.release, *l); errors.Is(err, helm.ErrUndecodable) {
+			o.facts.ValuesErr = conditionError{reason: ReasonRevisionUndecodable, err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
 		} else if err != nil {
 			return nil, fmt.Errorf("reading failed revision: %w", err)
 		}
 	}
-	if !o.facts.deleting {
-		o.facts.stalled = r.stalled(ctx, o)
-		o.facts.testFailed = testsFailed(o.facts, r.Watch.Test)
+	if !o.facts.Deleting {
+		o.facts.Stalled = r.stalled(ctx, o)
+		o.facts.TestFailed = testsFailed(o.facts, r.Watch.Test)
 		o.awaitingTest = r.Watch.Test.Enable && awaitsTest(o.facts)
 	}
 	return o, nil
-}
-
-// failedRevision returns r when it failed, else nil.
-func failedRevision(r *storage.Revision) *storage.Revision {
-	if r == nil || r.Status != "failed" {
-		return nil
-	}
-	return r
-}
-
-// fromHistory sets the facts read from a release's history, newest first.
-func (f *facts) fromHistory(hist []storage.Revision) {
-	for i := range hist {
-		if f.latest == nil {
-			f.latest = &hist[i]
-		}
-		if hist[i].Status == "deployed" {
-			f.deployed = &hist[i]
-			break
-		}
-	}
-	for i := range hist {
-		if hist[i].Status == "deployed" || hist[i].Status == "superseded" {
-			f.everDeployed = true
-			break
-		}
-	}
-	f.ours = newestByRudder(hist)
-	f.previous = previousDeployed(hist, f.deployed)
 }

@@ -65,22 +65,22 @@ func withReleasedMessage(m map[string]any, msg string) map[string]any {
 	return out
 }
 
-func TestWrites_WaitMeasuresFromTheLastWrite(t *testing.T) {
-	var w writes
+func TestMemory_ProgressWaitMeasuresFromTheLastWrite(t *testing.T) {
+	var w memory
 	key := types.NamespacedName{Namespace: "ns", Name: "web"}
 	at := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	if d := w.wait(key, at); d != 0 {
+	if d := w.progressWait(key, at); d != 0 {
 		t.Errorf("nothing written since start: wait %v, want 0", d)
 	}
-	w.set(key, "7", at)
-	if d := w.wait(key, at.Add(2*time.Second)); d != progressInterval-2*time.Second {
+	w.wrote(key, "7", at)
+	if d := w.progressWait(key, at.Add(2*time.Second)); d != progressInterval-2*time.Second {
 		t.Errorf("2 s after a write: wait %v, want %v", d, progressInterval-2*time.Second)
 	}
-	if d := w.wait(key, at.Add(progressInterval+time.Second)); d != 0 {
+	if d := w.progressWait(key, at.Add(progressInterval+time.Second)); d != 0 {
 		t.Errorf("past the interval: wait %v, want 0", d)
 	}
-	w.forget(key)
-	if d := w.wait(key, at.Add(time.Second)); d != 0 {
+	w.Forget(key)
+	if d := w.progressWait(key, at.Add(time.Second)); d != 0 {
 		t.Errorf("forgotten: wait %v, want 0", d)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/identity"
+	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
@@ -86,15 +87,8 @@ type Reconciler struct {
 	chartDigest string
 	watcher     *dependentWatcher
 	sources     sourceWatcher
-	expect      expectations
-	failures    failures
-	revisions   revisions
-	written     writes
-	states      states
-	noticed     noticed
-	tested      testedRuns
+	memory      memory                  // what is remembered of each resource between reconciles
 	testsDone   chan event.GenericEvent // the end of each chart test run
-	secrets     secretValues
 }
 
 // Reconcile observes one custom resource and its release, runs one step and
@@ -103,7 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	obj := r.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.forget(req.NamespacedName)
+			r.memory.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -124,10 +118,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st := plan(o.facts)
-	if st == stepUpgrade {
+	st := plan.Plan(o.facts)
+	if st == plan.StepUpgrade {
 		if o.gate = r.gate(ctx, o); o.gate != nil {
-			st = stepGated
+			st = plan.StepGated
 		}
 	}
 	o.step = st
@@ -135,14 +129,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		reconcileSeconds.WithLabelValues(r.Watch.GVK.Kind, string(st)).Observe(time.Since(started).Seconds())
 	}(time.Now())
 	ctrl.LoggerFrom(ctx).V(1).Info("Planned step", "step", st)
-	if err := st.check(o.facts); err != nil {
+	if err := st.Check(o.facts); err != nil {
 		return ctrl.Result{}, err // a bug in plan; TestPlan_EveryHistory guards it
 	}
 	r.reportOutOfBand(ctx, o)
-	if st != stepUninstall && st != stepNone {
+	if st != plan.StepUninstall && st != plan.StepNone {
 		r.assess(ctx, o, false) // the serving revision's health, whatever the step does
 	}
-	if st.writesRevision() && r.Lease != nil {
+	if st.WritesRevision() && r.Lease != nil {
 		done, err := r.Lease.Hold(ctx)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -176,41 +170,41 @@ func requeueWithin(res ctrl.Result, d time.Duration) ctrl.Result {
 }
 
 // run runs step st.
-func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Result, error) {
+func (r *Reconciler) run(ctx context.Context, st plan.Step, o *observation) (ctrl.Result, error) {
 	switch st {
-	case stepUninstall:
+	case plan.StepUninstall:
 		return r.uninstall(ctx, o)
-	case stepInstall:
+	case plan.StepInstall:
 		return r.install(ctx, o)
-	case stepReinstall:
+	case plan.StepReinstall:
 		return r.reinstall(ctx, o)
-	case stepUnlock:
+	case plan.StepUnlock:
 		return r.unlock(ctx, o)
-	case stepBlocked:
-		return ctrl.Result{}, o.facts.hookErr // the controller's backoff retries the hook
-	case stepUpgrade:
+	case plan.StepBlocked:
+		return ctrl.Result{}, o.facts.HookErr // the controller's backoff retries the hook
+	case plan.StepUpgrade:
 		return r.upgrade(ctx, o)
-	case stepWait:
+	case plan.StepWait:
 		// Only a wait for storage to catch up has nothing new to say.
-		o.done = !o.facts.caughtUp || o.facts.retryIn == 0 && (o.facts.latest == nil || !isPending(o.facts.latest.Status))
+		o.done = !o.facts.CaughtUp || o.facts.RetryIn == 0 && (o.facts.Latest == nil || !plan.IsPending(o.facts.Latest.Status))
 		return ctrl.Result{RequeueAfter: r.waitFor(o)}, nil
-	case stepNone:
+	case plan.StepNone:
 		return r.maintain(ctx, o)
-	case stepRollback:
+	case plan.StepRollback:
 		return r.rollback(ctx, o)
-	case stepRollbackDone:
+	case plan.StepRollbackDone:
 		return r.rollbackDone(ctx, o)
-	case stepRemediate:
+	case plan.StepRemediate:
 		return r.remediate(ctx, o)
-	case stepDropInstall:
+	case plan.StepDropInstall:
 		return r.uninstallFailedInstall(ctx, o)
-	case stepPaused:
+	case plan.StepPaused:
 		return ctrl.Result{}, nil // assessed above; the annotation's removal is an event
-	case stepDepend:
+	case plan.StepDepend:
 		return r.dependsOn(o)
-	case stepGated:
+	case plan.StepGated:
 		return r.held(o)
-	default: // stepInvalid, stepHold: only a change of spec or chart helps
+	default: // plan.StepInvalid, plan.StepHold: only a change of spec or chart helps
 		return ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}, nil
 	}
 }
@@ -218,9 +212,9 @@ func (r *Reconciler) run(ctx context.Context, st step, o *observation) (ctrl.Res
 // waitFor returns when to look again at a release that is not ours to touch yet.
 func (r *Reconciler) waitFor(o *observation) time.Duration {
 	switch {
-	case o.facts.retryIn > 0:
-		return o.facts.retryIn
-	case o.facts.latest != nil && isPending(o.facts.latest.Status):
+	case o.facts.RetryIn > 0:
+		return o.facts.RetryIn
+	case o.facts.Latest != nil && plan.IsPending(o.facts.Latest.Status):
 		return 5 * time.Second
 	default:
 		// Storage has not caught up with our last action: the event of its
@@ -233,7 +227,7 @@ func (r *Reconciler) waitFor(o *observation) time.Duration {
 // is. One with a release (rudder's finalizer) is told that its release is no
 // longer upgraded or repaired, and that its deletion still uninstalls it.
 func (r *Reconciler) unselected(obj *unstructured.Unstructured) {
-	r.forget(keyOf(obj))
+	r.memory.Forget(keyOf(obj))
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return
 	}
@@ -291,7 +285,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.watchDependencies(mgr, b); err != nil {
 		return fmt.Errorf("kind %s: watching dependencies: %w", r.Watch.GVK.Kind, err)
 	}
-	r.Recorder = redactingRecorder{EventRecorder: r.Recorder, secrets: &r.secrets}
+	r.Recorder = redactingRecorder{EventRecorder: r.Recorder, memory: &r.memory}
 	c, err := b.Build(redactingReconciler{r})
 	if err != nil {
 		return fmt.Errorf("kind %s: building controller: %w", r.Watch.GVK.Kind, err)

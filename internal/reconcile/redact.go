@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/go-logr/logr"
 
@@ -17,26 +16,28 @@ import (
 	"github.com/rudder-operator/rudder/internal/redact"
 )
 
-// secretValues holds, for each resource while it is reconciled, the
-// Redactor of the values its sources took from Secrets (readValuesFrom).
-// An entry lives as long as its reconcile: redactingReconciler forgets it.
-type secretValues struct{ m sync.Map } // types.NamespacedName → *redact.Redactor
-
-func (s *secretValues) set(key types.NamespacedName, r *redact.Redactor) {
+// setSecrets records the Redactor of the values key's reconcile took from
+// Secrets (readValuesFrom), for its logs, events, status and error. It
+// lives as long as the reconcile: redactingReconciler drops it.
+func (m *memory) setSecrets(key types.NamespacedName, r *redact.Redactor) {
 	if r.Empty() {
-		s.m.Delete(key)
+		m.dropSecrets(key)
 		return
 	}
-	s.m.Store(key, r)
+	m.update(key, func(e *entry) { e.secrets = r })
 }
 
-// of returns the Redactor of key's reconcile; nil (redacting nothing) when
-// it read no Secret.
-func (s *secretValues) of(key types.NamespacedName) *redact.Redactor {
-	if r, ok := s.m.Load(key); ok {
-		return r.(*redact.Redactor)
-	}
-	return nil
+// dropSecrets forgets the Redactor of key's reconcile.
+func (m *memory) dropSecrets(key types.NamespacedName) {
+	m.lookup(key, func(e *entry) { e.secrets = nil })
+}
+
+// secretsOf returns the Redactor of key's reconcile; nil (redacting
+// nothing) when it read no Secret.
+func (m *memory) secretsOf(key types.NamespacedName) *redact.Redactor {
+	var r *redact.Redactor
+	m.lookup(key, func(e *entry) { r = e.secrets })
+	return r
 }
 
 // redactingReconciler runs the reconciles of r, removes the values taken
@@ -47,8 +48,8 @@ type redactingReconciler struct{ r *Reconciler }
 // Reconcile implements reconcile.Reconciler. The reconcile logs through a
 // logger that redacts what it writes (redactingSink).
 func (x redactingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	defer x.r.secrets.m.Delete(req.NamespacedName)
-	of := func() *redact.Redactor { return x.r.secrets.of(req.NamespacedName) }
+	defer x.r.memory.dropSecrets(req.NamespacedName)
+	of := func() *redact.Redactor { return x.r.memory.secretsOf(req.NamespacedName) }
 	ctx = ctrl.LoggerInto(ctx, logr.New(newRedactingSink(ctrl.LoggerFrom(ctx).GetSink(), of)))
 	res, err := x.r.Reconcile(ctx, req)
 	return res, of().Error(err)
@@ -122,13 +123,13 @@ var _ reconcile.Reconciler = redactingReconciler{}
 // resource's reconcile took from Secrets are removed.
 type redactingRecorder struct {
 	events.EventRecorder
-	secrets *secretValues
+	memory *memory
 }
 
 // Eventf implements events.EventRecorder.
 func (e redactingRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
 	if m, err := meta.Accessor(regarding); err == nil {
-		if red := e.secrets.of(types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()}); !red.Empty() {
+		if red := e.memory.secretsOf(types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()}); !red.Empty() {
 			e.EventRecorder.Eventf(regarding, related, eventtype, reason, action, "%s", red.String(fmt.Sprintf(note, args...)))
 			return
 		}

@@ -25,6 +25,6 @@ func (r *Reconciler) reinstall(ctx context.Context, o *observation) (ctrl.Result
 	// its labels must say, and Helm need not list the history. A cache that
 	// still shows the old revisions cannot meet the install's expectation:
 	// they were never deployed.
-	o.facts.latest, o.history, o.latest = nil, nil, nil
+	o.facts.Latest, o.history, o.latest = nil, nil, nil
 	return r.install(ctx, o)
 }

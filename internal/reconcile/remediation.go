@@ -8,47 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/storage"
-	"github.com/rudder-operator/rudder/internal/watches"
 )
-
-// remediationTarget returns the revision a rollback remediating the wanted
-// spec goes back to, nil when the kind's policy or the history allows none:
-// for a revision not Ready in time or failing its tests, the one deployed before it; for failed
-// upgrade attempts, the deployed one, and only when the last attempt stored a
-// revision (which may have changed objects; a render error changed nothing).
-// One failed remediation ends remediation for these digests.
-func remediationTarget(f facts) *storage.Revision {
-	if f.remediation.Strategy != watches.StrategyRollback || f.remediationFailed || f.deployed == nil {
-		return nil
-	}
-	if f.stalled || f.testFailed {
-		return f.previous
-	}
-	if l := f.latest; l != nil && l.Status == "failed" && l.Number > f.deployed.Number && digestsOf(l) == f.want {
-		return f.deployed
-	}
-	return nil
-}
-
-// heldAfterRemediation reports whether the deployed revision is a rollback
-// rudder made because the wanted digests failed: it stays until they change.
-func heldAfterRemediation(f facts) bool {
-	d := f.deployed
-	return writtenByRudder(d) && d.Labels[LabelFailedValuesDigest] != "" && d.Labels[LabelFailedValuesDigest] == f.want.values &&
-		d.Labels[LabelFailedChartDigest] == f.want.chart
-}
-
-// previousDeployed returns the newest revision older than deployed that was
-// deployed once (Helm marks it superseded); nil when none is stored.
-func previousDeployed(history []storage.Revision, deployed *storage.Revision) *storage.Revision {
-	for i := range history {
-		if deployed != nil && history[i].Number < deployed.Number && history[i].Status == "superseded" {
-			return &history[i]
-		}
-	}
-	return nil
-}
 
 // stalled reports whether the deployed revision, written by rudder for the
 // wanted digests, has not become Ready within the kind's readinessTimeout
@@ -56,11 +18,11 @@ func previousDeployed(history []storage.Revision, deployed *storage.Revision) *s
 // the deadline has passed.
 func (r *Reconciler) stalled(ctx context.Context, o *observation) bool {
 	f := o.facts
-	if r.Watch.Remediation.ReadinessTimeout == 0 || f.deployed == nil || o.deployed == nil ||
-		!writtenByRudder(f.deployed) || digestsOf(f.deployed) != f.want {
+	if r.Watch.Remediation.ReadinessTimeout == 0 || f.Deployed == nil || o.deployed == nil ||
+		!plan.WrittenByRudder(f.Deployed) || plan.DigestsOf(f.Deployed) != f.Want {
 		return false
 	}
-	if r.readinessDeadline(o) > 0 || f.deployed.Labels[LabelReady] == "true" {
+	if r.readinessDeadline(o) > 0 || f.Deployed.Labels[storage.LabelReady] == "true" {
 		return false
 	}
 	r.assess(ctx, o, false)
@@ -81,14 +43,14 @@ func (r *Reconciler) readinessDeadline(o *observation) time.Duration {
 // Ready, when the kind has a readiness timeout: a revision Ready once is past
 // its timeout for good, across restarts too.
 func (r *Reconciler) markReady(ctx context.Context, o *observation) {
-	d := o.facts.deployed
+	d := o.facts.Deployed
 	if r.Watch.Remediation.ReadinessTimeout == 0 || o.health == nil || !o.health.ready ||
-		!writtenByRudder(d) || d.Labels[LabelReady] == "true" {
+		!plan.WrittenByRudder(d) || d.Labels[storage.LabelReady] == "true" {
 		return
 	}
 	hc, err := r.helmFor(o)
 	if err == nil {
-		_, err = hc.Label(o.release.Name, d.Number, map[string]string{LabelReady: "true"})
+		_, err = hc.Label(o.release.Name, d.Number, map[string]string{storage.LabelReady: "true"})
 	}
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Cannot mark a revision Ready", "revision", d.Number)
@@ -97,22 +59,22 @@ func (r *Reconciler) markReady(ctx context.Context, o *observation) {
 
 // remediate rolls the release back after the wanted spec failed — attempts
 // exhausted, or a revision not Ready within the readiness timeout — to the
-// revision remediationTarget names. The new revision carries the failed
+// revision RemediationTarget names. The new revision carries the failed
 // digests (LabelFailedValuesDigest, LabelFailedChartDigest), so that plan
 // holds it until the spec or the chart changes, across restarts too.
 //
-// Precondition: remediation strategy rollback; remediationTarget is not nil.
+// Precondition: remediation strategy rollback; RemediationTarget is not nil.
 // On success: Released False (RolledBackAfterFailure); event
 // RolledBackAfterFailure. On failure: Released False (RemediationFailed),
 // event RemediationFailed; no other remediation for these digests.
 func (r *Reconciler) remediate(ctx context.Context, o *observation) (ctrl.Result, error) {
 	f := o.facts
-	target := remediationTarget(f)
+	target := plan.RemediationTarget(f)
 	why := fmt.Sprintf("%d attempts to deploy the spec failed, the last with: %s", o.failure.count, o.failure.message)
-	if f.stalled {
-		why = fmt.Sprintf("revision %d was not Ready within %s of its deploy: %s", f.deployed.Number,
+	if f.Stalled {
+		why = fmt.Sprintf("revision %d was not Ready within %s of its deploy: %s", f.Deployed.Number,
 			r.Watch.Remediation.ReadinessTimeout, o.health.message)
-	} else if f.testFailed {
+	} else if f.TestFailed {
 		why = testFailure(o)
 	}
 	desc := truncate(fmt.Sprintf("Rollback to %d: %s", target.Number, why), 400)
@@ -121,11 +83,11 @@ func (r *Reconciler) remediate(ctx context.Context, o *observation) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	rel, err := r.helmRollback(ctx, o, hc, target.Number, map[string]string{
-		LabelFailedValuesDigest: f.want.values, LabelFailedChartDigest: f.want.chart,
-		LabelRollbackTo: "null", LabelRollbackGeneration: "null", LabelReady: "null",
+		storage.LabelFailedValuesDigest: f.Want.Values, storage.LabelFailedChartDigest: f.Want.Chart,
+		storage.LabelRollbackTo: "null", storage.LabelRollbackGeneration: "null", storage.LabelReady: "null",
 	}, desc)
 	if err != nil {
-		r.failures.record(o.key, f.want, ReasonRemediationFailed, err.Error(), r.now())
+		r.memory.recordFailure(o.key, f.Want, ReasonRemediationFailed, err.Error(), r.now())
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonRemediationFailed, "Rollback", "%s; %s", why, err.Error())
 		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonRemediationFailed, failed: true,
 			message: fmt.Sprintf("%s; the rollback to revision %d failed: %v. Change the spec to try again", why, target.Number, err)}
@@ -145,7 +107,7 @@ func remediatedMessage(o *observation) string {
 	if o.deployed != nil && o.deployed.Description != "" {
 		why = o.deployed.Description
 	}
-	return fmt.Sprintf("%s. Revision %d serves; rudder holds it until the spec or the chart changes", why, o.facts.deployed.Number)
+	return fmt.Sprintf("%s. Revision %d serves; rudder holds it until the spec or the chart changes", why, o.facts.Deployed.Number)
 }
 
 // uninstallFailedInstall uninstalls a release whose install failed, as the
@@ -159,14 +121,14 @@ func (r *Reconciler) uninstallFailedInstall(ctx context.Context, o *observation)
 	if err := r.uninstallRelease(o); err != nil {
 		return ctrl.Result{}, err
 	}
-	why := fmt.Sprintf("revision %d failed", o.facts.latest.Number)
+	why := fmt.Sprintf("revision %d failed", o.facts.Latest.Number)
 	if o.latest != nil && o.latest.Description != "" {
 		why = o.latest.Description
 	}
-	ctrl.LoggerFrom(ctx).Info("Uninstalled a failed install", "revision", o.facts.latest.Number)
+	ctrl.LoggerFrom(ctx).Info("Uninstalled a failed install", "revision", o.facts.Latest.Number)
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonFailedInstallGone, "Uninstall",
 		"Uninstalled release %s, whose install failed (%s), as remediation.installFailure: uninstall asks", o.release.Name, why)
-	r.expect.forget(o.key)
+	r.memory.unexpect(o.key)
 	o.outcome = &outcome{phase: PhaseFailed, reason: ReasonInstallFailed, failed: true,
 		message: fmt.Sprintf("%s; uninstalled, as remediation.installFailure: uninstall asks", why)}
 	return ctrl.Result{RequeueAfter: max(o.failure.retryIn(r.now()), 250*time.Millisecond)}, nil

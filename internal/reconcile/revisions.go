@@ -3,7 +3,6 @@ package reconcile
 import (
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,65 +42,53 @@ type decoded struct {
 	seen    []seenObject
 }
 
-// revisions decode each stored revision once: a revision's Secret is written
+// Memory decodes each stored revision once: a revision's Secret is written
 // once per status change but its release never changes, and a Secret's UID
 // never comes back. Only the revisions a reconcile reads are kept decoded
 // (the deployed one, and the newest when it failed); revisions read for
 // history keep only their summary.
-type revisions struct {
-	mu      sync.Mutex
-	m       map[types.NamespacedName]byUID[decoded] // by release, then storage Secret
-	entries map[types.NamespacedName]byUID[HistoryEntry]
-	// written holds the revision this process wrote last, by release, until
-	// storage shows it: what Helm just encoded need not be read back.
-	written map[types.NamespacedName]*helm.Release
+
+// rememberWritten keeps rel, just written for key, to answer the first read
+// of its revision: what Helm just encoded need not be read back.
+func (m *memory) rememberWritten(key types.NamespacedName, rel *helm.Release) {
+	m.update(key, func(e *entry) { e.written = rel })
 }
 
-// remember keeps rel, just written, to answer the first get of its revision.
-func (c *revisions) remember(key types.NamespacedName, rel *helm.Release) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.written == nil {
-		c.written = map[types.NamespacedName]*helm.Release{}
-	}
-	c.written[key] = rel
-}
-
-// takeWritten returns the remembered revision when rev is it: same number,
-// same holder and revision mark.
-func (c *revisions) takeWritten(key types.NamespacedName, rev storage.Revision) *helm.Release {
-	rel := c.written[key]
-	if rel == nil || rel.Revision != rev.Number || rev.Labels[LabelHolder] == "" ||
-		rel.Labels[LabelHolder] != rev.Labels[LabelHolder] || rel.Labels[LabelRevision] != rev.Labels[LabelRevision] {
+// takeWritten returns the remembered revision when rev is it (same number,
+// same holder and revision mark), and forgets it. The caller holds m.mu.
+func (e *entry) takeWritten(rev storage.Revision) *helm.Release {
+	rel := e.written
+	if rel == nil || rel.Revision != rev.Number || rev.Labels[storage.LabelHolder] == "" ||
+		rel.Labels[storage.LabelHolder] != rev.Labels[storage.LabelHolder] || rel.Labels[storage.LabelRevision] != rev.Labels[storage.LabelRevision] {
 		return nil
 	}
-	delete(c.written, key)
+	e.written = nil
 	return rel
 }
 
-// entry returns the history entry of revision rev of release key. shown is
-// what status.history shows for rev's number, if anything: when it is rev's
-// entry (recordedFor), rev is not decoded again.
-func (c *revisions) entry(h *helm.Getter, key types.NamespacedName, rev storage.Revision, shown *HistoryEntry) (HistoryEntry, error) {
-	c.mu.Lock()
-	e, ok := c.entries[key].get(rev.UID)
-	if d, held := c.m[key].get(rev.UID); !ok && held {
-		e, ok = entryOf(d.Release), true
-	}
-	c.mu.Unlock()
+// historyEntry returns the history entry of revision rev of key's release.
+// shown is what status.history shows for rev's number, if anything: when it
+// is rev's entry (recordedFor), rev is not decoded again.
+func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName, rev storage.Revision, shown *HistoryEntry) (HistoryEntry, error) {
+	var e HistoryEntry
+	var ok bool
+	m.lookup(key, func(en *entry) {
+		e, ok = en.entries.get(rev.UID)
+		if d, held := en.decoded.get(rev.UID); !ok && held {
+			e, ok = entryOf(d.Release), true
+		}
+	})
 	if !ok {
 		if shown != nil && recordedFor(*shown, rev) {
 			e = *shown
 		} else {
-			rel, err := h.Revision(key.Namespace, key.Name, rev.Number)
+			rel, err := h.Revision(release.Namespace, release.Name, rev.Number)
 			if err != nil {
 				return HistoryEntry{}, err
 			}
 			e = entryOf(rel)
 		}
-		c.mu.Lock()
-		c.keepEntry(key, rev.UID, e)
-		c.mu.Unlock()
+		m.update(key, func(en *entry) { en.entries = en.entries.set(rev.UID, e) })
 	}
 	// The status changes (superseded, failed), and a test run labels the
 	// revision; the rest never changes.
@@ -109,28 +96,22 @@ func (c *revisions) entry(h *helm.Getter, key types.NamespacedName, rev storage.
 	return e, nil
 }
 
-// keepEntry keeps e as the history entry of the revision stored in the
-// Secret of UID uid. The caller holds c.mu.
-func (c *revisions) keepEntry(key types.NamespacedName, uid types.UID, e HistoryEntry) {
-	if c.entries == nil {
-		c.entries = map[types.NamespacedName]byUID[HistoryEntry]{}
-	}
-	c.entries[key] = c.entries[key].set(uid, e)
-}
-
-// get returns the decoded revision rev of release key, reading it from storage
-// on first use.
-func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.NamespacedName, rev storage.Revision) (*revision, error) {
-	c.mu.Lock()
-	d, ok := c.m[key].get(rev.UID)
-	rel := c.takeWritten(key, rev)
-	c.mu.Unlock()
+// revision returns the decoded revision rev of key's release, reading it
+// from storage on first use.
+func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release types.NamespacedName, rev storage.Revision) (*revision, error) {
+	var d decoded
+	var ok bool
+	var rel *helm.Release
+	m.update(key, func(e *entry) {
+		d, ok = e.decoded.get(rev.UID)
+		rel = e.takeWritten(rev)
+	})
 	if ok {
 		return d.revision()
 	}
 	if rel == nil {
 		var err error
-		if rel, err = h.Revision(key.Namespace, key.Name, rev.Number); err != nil {
+		if rel, err = h.Revision(release.Namespace, release.Name, rev.Number); err != nil {
 			return nil, err
 		}
 	}
@@ -140,11 +121,11 @@ func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.Namesp
 	}
 	for _, o := range objs {
 		if o.GetNamespace() == "" && namespaced(mapper, o) {
-			o.SetNamespace(key.Namespace)
+			o.SetNamespace(release.Namespace)
 		}
 		// A revision written before rudder labeled its objects: the label
 		// is then put back as drift, and the object enters the cache.
-		owner.Stamp(o, key.Name)
+		owner.Stamp(o, release.Name)
 	}
 	kept := *rel
 	kept.Manifest = "" // kept as objects: one copy, not two
@@ -152,12 +133,7 @@ func (c *revisions) get(h *helm.Getter, mapper meta.RESTMapper, key types.Namesp
 	if d.objects, err = encodeObjects(objs); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[types.NamespacedName]byUID[decoded]{}
-	}
-	c.m[key] = c.m[key].set(rev.UID, d)
+	m.update(key, func(e *entry) { e.decoded = e.decoded.set(rev.UID, d) })
 	return &revision{Release: &kept, objects: objs, seen: d.seen}, nil
 }
 
@@ -204,39 +180,34 @@ func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
-// prune drops what is kept of release key's revisions that storage no longer
-// holds (history), and the decoded objects of all but those a reconcile
-// reads (read: the newest deployed revision, and the newest when it failed).
-func (c *revisions) prune(key types.NamespacedName, history []storage.Revision, read ...*storage.Revision) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(history) == 0 {
-		delete(c.m, key)
-		delete(c.entries, key)
-		delete(c.written, key)
-		return
-	}
-	reads := map[types.UID]bool{}
-	for _, r := range read {
-		if r != nil {
-			reads[r.UID] = true
+// pruneRevisions drops what is kept of key's revisions that storage no
+// longer holds (history), and the decoded objects of all but those a
+// reconcile reads (read: the newest deployed revision, and the newest when
+// it failed).
+func (m *memory) pruneRevisions(key types.NamespacedName, history []storage.Revision, read ...*storage.Revision) {
+	m.lookup(key, func(e *entry) {
+		if len(history) == 0 {
+			e.decoded, e.entries, e.written = nil, nil, nil
+			return
 		}
-	}
-	for _, d := range c.m[key] {
-		if !reads[d.uid] {
-			c.keepEntry(key, d.uid, entryOf(d.v.Release))
+		reads := map[types.UID]bool{}
+		for _, r := range read {
+			if r != nil {
+				reads[r.UID] = true
+			}
 		}
-	}
-	if ds, ok := c.m[key]; ok {
-		c.m[key] = ds.keep(func(uid types.UID, _ decoded) bool { return reads[uid] })
-	}
-	keep := make(map[types.UID]bool, len(history))
-	for _, r := range history {
-		keep[r.UID] = true
-	}
-	if es, ok := c.entries[key]; ok {
-		c.entries[key] = es.keep(func(uid types.UID, _ HistoryEntry) bool { return keep[uid] })
-	}
+		for _, d := range e.decoded {
+			if !reads[d.uid] {
+				e.entries = e.entries.set(d.uid, entryOf(d.v.Release))
+			}
+		}
+		e.decoded = e.decoded.keep(func(uid types.UID, _ decoded) bool { return reads[uid] })
+		keep := make(map[types.UID]bool, len(history))
+		for _, r := range history {
+			keep[r.UID] = true
+		}
+		e.entries = e.entries.keep(func(uid types.UID, _ HistoryEntry) bool { return keep[uid] })
+	})
 }
 
 func namespaced(mapper meta.RESTMapper, o *unstructured.Unstructured) bool {

@@ -26,21 +26,21 @@ spec: {ports: [{port: 80, targetPort: 8080}]}
 `
 
 // written returns revision n of release key as this process just wrote it,
-// remembered in c so that get needs no storage, and its storage record.
-func written(c *revisions, key types.NamespacedName, n int, status string) storage.Revision {
-	labels := map[string]string{LabelHolder: "me", LabelRevision: "mark"}
-	c.remember(key, &helm.Release{Name: key.Name, Namespace: key.Namespace, Revision: n, Status: status, Labels: labels, Manifest: twoObjects})
+// remembered in m so that a read needs no storage, and its storage record.
+func written(m *memory, key types.NamespacedName, n int, status string) storage.Revision {
+	labels := map[string]string{storage.LabelHolder: "me", storage.LabelRevision: "mark"}
+	m.rememberWritten(key, &helm.Release{Name: key.Name, Namespace: key.Namespace, Revision: n, Status: status, Labels: labels, Manifest: twoObjects})
 	return storage.Revision{Number: n, Status: status, Labels: labels, UID: types.UID(status + string(rune('0'+n)))}
 }
 
-// The cache keeps a revision's objects encoded: each get decodes them again,
+// Memory keeps a revision's objects encoded: each read decodes them again,
 // equal to the manifest's own parse (numbers as int64, namespaces, rudder's
 // label), and each reconcile's objects are its own to change.
-func TestRevisions_GetDecodesTheSameObjectsEachTime(t *testing.T) {
-	var c revisions
+func TestMemory_RevisionDecodesTheSameObjectsEachTime(t *testing.T) {
+	var c memory
 	key := types.NamespacedName{Namespace: "ns", Name: "webapp-web"}
 	rev := written(&c, key, 1, "deployed")
-	first, err := c.get(nil, nil, key, rev)
+	first, err := c.revision(nil, nil, key, key, rev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestRevisions_GetDecodesTheSameObjectsEachTime(t *testing.T) {
 		o.SetLabels(map[string]string{"rudder.dev/release": key.Name})
 	}
 	for i := 0; i < 2; i++ {
-		got, err := c.get(nil, nil, key, rev)
+		got, err := c.revision(nil, nil, key, key, rev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,11 +73,11 @@ func TestRevisions_GetDecodesTheSameObjectsEachTime(t *testing.T) {
 
 // After an upgrade the superseded revision is no longer read: only its
 // history entry stays, and storage's deletion of it drops that too.
-func TestRevisions_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
-	var c revisions
+func TestMemory_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
+	var c memory
 	key := types.NamespacedName{Namespace: "ns", Name: "webapp-web"}
 	read := func(r storage.Revision) {
-		if _, err := c.get(nil, nil, key, r); err != nil {
+		if _, err := c.revision(nil, nil, key, key, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,21 +88,21 @@ func TestRevisions_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
 	read(two)
 	three := written(&c, key, 3, "failed")
 	read(three)
-	c.prune(key, []storage.Revision{three, two, one}, &two, &three)
+	c.pruneRevisions(key, []storage.Revision{three, two, one}, &two, &three)
 	for _, r := range []storage.Revision{two, three} {
-		if _, ok := c.m[key].get(r.UID); !ok {
+		if _, ok := c.m[key].decoded.get(r.UID); !ok {
 			t.Errorf("revision %d (%s) dropped: a reconcile reads it", r.Number, r.Status)
 		}
 	}
-	if _, ok := c.m[key].get(one.UID); ok {
+	if _, ok := c.m[key].decoded.get(one.UID); ok {
 		t.Error("superseded revision 1 still decoded")
 	}
-	if e, ok := c.entries[key].get(one.UID); !ok || e.Revision != 1 {
+	if e, ok := c.m[key].entries.get(one.UID); !ok || e.Revision != 1 {
 		t.Errorf("history entry of revision 1 = %+v (kept %v), want revision 1's", e, ok)
 	}
 
-	c.prune(key, []storage.Revision{three, two}, &two, &three)
-	if _, ok := c.entries[key].get(one.UID); ok {
+	c.pruneRevisions(key, []storage.Revision{three, two}, &two, &three)
+	if _, ok := c.m[key].entries.get(one.UID); ok {
 		t.Error("history entry of revision 1 kept after storage dropped it")
 	}
 }

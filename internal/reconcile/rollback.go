@@ -28,28 +28,28 @@ import (
 // RollbackFailed; tried again with backoff, at most remediation.maxAttempts
 // times.
 func (r *Reconciler) rollback(ctx context.Context, o *observation) (ctrl.Result, error) {
-	to := o.facts.rollbackTo
+	to := o.facts.RollbackTo
 	hc, err := r.helmFor(o)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	rel, err := r.helmRollback(ctx, o, hc, to, map[string]string{
-		LabelRollbackTo:         strconv.Itoa(to),
-		LabelRollbackGeneration: strconv.FormatInt(o.obj.GetGeneration(), 10),
-		LabelFailedValuesDigest: "null",
-		LabelFailedChartDigest:  "null",
-		LabelReady:              "null",
+		storage.LabelRollbackTo:         strconv.Itoa(to),
+		storage.LabelRollbackGeneration: strconv.FormatInt(o.obj.GetGeneration(), 10),
+		storage.LabelFailedValuesDigest: "null",
+		storage.LabelFailedChartDigest:  "null",
+		storage.LabelReady:              "null",
 	}, "")
 	if err != nil {
 		reason := failureReason(err, ReasonRollbackFailed)
-		fl := r.failures.record(o.key, o.facts.want, reason, err.Error(), r.now())
+		fl := r.memory.recordFailure(o.key, o.facts.Want, reason, err.Error(), r.now())
 		ctrl.LoggerFrom(ctx).Error(err, "Helm rollback failed", "to", to, "attempt", fl.count, "maxAttempts", r.Watch.Remediation.MaxAttempts)
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, reason, "Rollback", "%s (attempt %d of %d)",
 			err.Error(), fl.count, r.Watch.Remediation.MaxAttempts)
 		o.outcome = &outcome{phase: PhaseFailed, reason: reason, message: err.Error(), failed: true}
 		return ctrl.Result{RequeueAfter: fl.retryIn(r.now())}, nil
 	}
-	r.failures.forget(o.key)
+	r.memory.forgetFailure(o.key)
 	ctrl.LoggerFrom(ctx).Info("Helm rollback succeeded", "to", to, "revision", rel.Revision)
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonRolledBack, "Rollback",
 		"Rolled back release %s to revision %d as revision %d", rel.Name, to, rel.Revision)
@@ -63,25 +63,25 @@ func (r *Reconciler) rollback(ctx context.Context, o *observation) (ctrl.Result,
 // storage must show next.
 func (r *Reconciler) helmRollback(ctx context.Context, o *observation, hc *helm.Client, to int, labels map[string]string, desc string) (*helm.Release, error) {
 	next := strconv.Itoa(nextRevision(o))
-	labels[LabelHolder] = r.Holder
-	labels[LabelRevision] = next
-	labels[LabelRollbackAs] = "null"
+	labels[storage.LabelHolder] = r.Holder
+	labels[storage.LabelRevision] = next
+	labels[storage.LabelRollbackAs] = "null"
 	// A new revision is not tested yet, whatever revision `to` was.
-	labels[LabelTest], labels[LabelTestedAt] = "null", "null"
+	labels[storage.LabelTest], labels[storage.LabelTestedAt] = "null", "null"
 	started := time.Now()
 	rel, err := hc.Rollback(ctx, o.release.Name, helm.RollbackOptions{
 		To: to, MaxHistory: r.Watch.MaxHistory, Labels: labels, Description: desc,
-		Pending: map[string]string{LabelHolder: r.Holder, LabelRollbackAs: next},
+		Pending: map[string]string{storage.LabelHolder: r.Holder, storage.LabelRollbackAs: next},
 	})
 	r.observeHelm("rollback", started, err)
 	if err != nil {
 		return nil, err
 	}
 	exp := expectation{revision: rel.Revision, status: rel.Status, at: r.now()}
-	if o.facts.latest != nil {
-		exp.before = o.facts.latest.UID
+	if o.facts.Latest != nil {
+		exp.before = o.facts.Latest.UID
 	}
-	r.expect.set(o.key, exp)
+	r.memory.expect(o.key, exp)
 	return r.mark(ctx, hc, rel), nil
 }
 
@@ -97,7 +97,7 @@ func (r *Reconciler) rollbackDone(ctx context.Context, o *observation) (ctrl.Res
 		return ctrl.Result{}, fmt.Errorf("removing annotation %s: %w", AnnotationRollbackTo, err)
 	}
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, "RollbackEnded", "Rollback",
-		"The spec changed after the rollback to revision %d: removed %s, upgrading to the spec", o.facts.rollbackTo, AnnotationRollbackTo)
+		"The spec changed after the rollback to revision %d: removed %s, upgrading to the spec", o.facts.RollbackTo, AnnotationRollbackTo)
 	o.done = true
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 }
@@ -122,10 +122,10 @@ func rolledBackAt(history []storage.Revision, to int) int64 {
 		return -1
 	}
 	for _, rev := range history {
-		if rev.Labels[LabelRollbackTo] != strconv.Itoa(to) {
+		if rev.Labels[storage.LabelRollbackTo] != strconv.Itoa(to) {
 			continue
 		}
-		if g, err := strconv.ParseInt(rev.Labels[LabelRollbackGeneration], 10, 64); err == nil {
+		if g, err := strconv.ParseInt(rev.Labels[storage.LabelRollbackGeneration], 10, 64); err == nil {
 			return g
 		}
 	}

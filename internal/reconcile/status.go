@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/depends"
+	"github.com/rudder-operator/rudder/internal/reconcile/plan"
+	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )
 
@@ -85,10 +87,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Dura
 	st.History = r.history(ctx, o)
 	st.LastHandledReconcileAt = o.obj.GetAnnotations()[AnnotationReconcileRequestedAt]
 	st.ActingAs = o.actor.String()
-	if fl, ok := r.failures.current(o.key); ok && fl.count > 0 && fl.want == o.facts.want {
+	if fl, ok := r.memory.lastFailure(o.key); ok && fl.count > 0 && fl.want == o.facts.Want {
 		st.Failures = fl.status()
 	}
-	r.states.set(o.key, stateOfStatus(o, &st))
+	r.memory.setState(o.key, stateOfStatus(o, &st))
 	pub := publish(o, takenKeys(hookStatus(o)))
 	pub.into(&st, prev.Published, r.now())
 	computed, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
@@ -116,15 +118,15 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Dura
 	for k, v := range computed {
 		next[k] = v
 	}
-	next = redactAll(next, r.secrets.of(o.key)).(map[string]any)
+	next = redactAll(next, r.memory.secretsOf(o.key)).(map[string]any)
 	fitConditions(next)
 	// The cache may not show our last write yet: skipping is safe only when
 	// it shows exactly what we last wrote (or nothing was written since start).
-	if equality.Semantic.DeepEqual(current, next) && r.written.shows(o.key, o.obj.GetResourceVersion()) {
+	if equality.Semantic.DeepEqual(current, next) && r.memory.shows(o.key, o.obj.GetResourceVersion()) {
 		return 0, nil
 	}
 	if progressOnly(current, next) {
-		if wait := r.written.wait(o.key, r.now()); wait > 0 {
+		if wait := r.memory.progressWait(o.key, r.now()); wait > 0 {
 			return wait, nil
 		}
 	}
@@ -142,7 +144,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Dura
 	if err := r.Client.Status().Patch(ctx, patched, client.RawPatch(types.MergePatchType, body)); err != nil {
 		return 0, fmt.Errorf("writing status: %w", err)
 	}
-	r.written.set(o.key, patched.GetResourceVersion(), r.now())
+	r.memory.wrote(o.key, patched.GetResourceVersion(), r.now())
 	return 0, nil
 }
 
@@ -272,7 +274,7 @@ func computeStatus(o *observation, prev Status, now time.Time) Status {
 	case !o.warnDrift:
 		meta.RemoveStatusCondition(&st.Conditions, ConditionDrifted)
 	}
-	if o.facts.paused {
+	if o.facts.Paused {
 		set(metav1.Condition{Type: ConditionPaused, Status: metav1.ConditionTrue, Reason: "Paused",
 			Message: fmt.Sprintf("rudder does not install, upgrade or repair this release; remove the annotation %s to resume", AnnotationPaused)})
 	} else {
@@ -283,8 +285,8 @@ func computeStatus(o *observation, prev Status, now time.Time) Status {
 }
 
 // dependentAction names what a resource's dependencies hold back.
-func dependentAction(f facts) string {
-	if f.deployed == nil && !f.everDeployed {
+func dependentAction(f plan.Facts) string {
+	if f.Deployed == nil && !f.EverDeployed {
 		return "install"
 	}
 	return "upgrade"
@@ -315,16 +317,16 @@ func conditionOf(obj *unstructured.Unstructured, typ string) *metav1.Condition {
 func actedOn(o *observation) bool {
 	f := o.facts
 	switch {
-	case f.valuesErr != nil || f.rollbackErr != nil || f.hookErr != nil:
+	case f.ValuesErr != nil || f.RollbackErr != nil || f.HookErr != nil:
 		return true // judged: they fail, as the conditions say
 	case o.outcome != nil:
 		return o.outcome.reason != ReasonUnlocked
-	case f.paused:
+	case f.Paused:
 		return false
-	case f.deployed != nil && digestsOf(f.deployed) == f.want:
+	case f.Deployed != nil && plan.DigestsOf(f.Deployed) == f.Want:
 		return true
 	default: // the newest revision rudder made was made from them, and failed
-		return f.latest != nil && writtenByRudder(f.latest) && digestsOf(f.latest) == f.want
+		return f.Latest != nil && plan.WrittenByRudder(f.Latest) && plan.DigestsOf(f.Latest) == f.Want
 	}
 }
 
@@ -337,23 +339,23 @@ func released(o *observation) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, o.outcome.reason, o.outcome.message
 	case o.outcome != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, o.outcome.reason, o.outcome.message
-	case f.hookErr != nil:
+	case f.HookErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonHookFailed
-		c.Message = fmt.Sprintf("Waiting for %v", f.hookErr)
-	case f.rollbackErr != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonRollbackInvalid, f.rollbackErr.Error()
-	case f.rollbackTo > 0 && f.rolledBackAt == f.generation && f.deployed != nil:
+		c.Message = fmt.Sprintf("Waiting for %v", f.HookErr)
+	case f.RollbackErr != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonRollbackInvalid, f.RollbackErr.Error()
+	case f.RollbackTo > 0 && f.RolledBackAt == f.Generation && f.Deployed != nil:
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonRolledBack
 		c.Message = fmt.Sprintf("Rolled back to revision %d (now revision %d) as annotation %s asks; it stays there until the spec changes or the annotation is removed",
-			f.rollbackTo, f.deployed.Number, AnnotationRollbackTo)
-	case o.step == stepDepend:
-		e, _ := depends.IsError(f.dependsErr)
+			f.RollbackTo, f.Deployed.Number, AnnotationRollbackTo)
+	case o.step == plan.StepDepend:
+		e, _ := depends.IsError(f.DependsErr)
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(e.Reason), e.Message
 		if e.Reason == depends.ReasonNotReady {
 			c.Status = metav1.ConditionUnknown
 			c.Message = fmt.Sprintf("%s before the %s (annotation %s)", e.Message, dependentAction(f), depends.Annotation)
 		}
-	case o.step == stepGated:
+	case o.step == plan.StepGated:
 		g := o.gate
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, g.res.Reason, g.res.Message
 		switch {
@@ -366,61 +368,61 @@ func released(o *observation) metav1.Condition {
 		if c.Reason == "" {
 			c.Reason = ReasonUpgradeGated
 		}
-	case errors.As(f.valuesErr, new(valuesFromError)):
+	case errors.As(f.ValuesErr, new(valuesFromError)):
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesFromInvalid
-		c.Message = fmt.Sprintf("Cannot read the release values from ConfigMaps and Secrets: %v", f.valuesErr)
-		if valuesfrom.Fixable(f.valuesErr) {
+		c.Message = fmt.Sprintf("Cannot read the release values from ConfigMaps and Secrets: %v", f.ValuesErr)
+		if valuesfrom.Fixable(f.ValuesErr) {
 			c.Reason = ReasonValuesFromNotReady
 		}
-	case errors.As(f.valuesErr, new(conditionError)):
+	case errors.As(f.ValuesErr, new(conditionError)):
 		var ce conditionError
-		errors.As(f.valuesErr, &ce)
+		errors.As(f.ValuesErr, &ce)
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ce.reason, ce.Error()
-	case f.valuesErr != nil:
+	case f.ValuesErr != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesInvalid
-		c.Message = fmt.Sprintf("Cannot compute the release values: %v; fix the watch's overrideValues or the spec", f.valuesErr)
-	case f.latest != nil && f.latest.Status == "uninstalled":
+		c.Message = fmt.Sprintf("Cannot compute the release values: %v; fix the watch's overrideValues or the spec", f.ValuesErr)
+	case f.Latest != nil && f.Latest.Status == "uninstalled":
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonOutOfBand
-		c.Message = fmt.Sprintf("Revision %d was uninstalled by another Helm client, which kept the history; rudder installs the release again", f.latest.Number)
-		if keepsUninstall(f) {
-			c.Message = fmt.Sprintf("Revision %d was uninstalled by another Helm client, which kept the history; outOfBand: keep leaves it so until the spec changes", f.latest.Number)
+		c.Message = fmt.Sprintf("Revision %d was uninstalled by another Helm client, which kept the history; rudder installs the release again", f.Latest.Number)
+		if plan.KeepsUninstall(f) {
+			c.Message = fmt.Sprintf("Revision %d was uninstalled by another Helm client, which kept the history; outOfBand: keep leaves it so until the spec changes", f.Latest.Number)
 		}
-	case stuckRelease(f):
+	case plan.Stuck(f):
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonOutOfBand
 		c.Message = fmt.Sprintf("No revision is deployed and Helm cannot upgrade from revision %d, which is %q; run helm rollback to a deployed revision, or delete the resource to uninstall the release",
-			f.latest.Number, f.latest.Status)
-	case f.paused && (f.deployed == nil || digestsOf(f.deployed) != f.want):
+			f.Latest.Number, f.Latest.Status)
+	case f.Paused && (f.Deployed == nil || plan.DigestsOf(f.Deployed) != f.Want):
 		c.Status, c.Reason = metav1.ConditionUnknown, "Paused"
 		c.Message = fmt.Sprintf("The spec's changes wait until the annotation %s is removed", AnnotationPaused)
-	case f.deployed != nil && heldAfterRemediation(f):
+	case f.Deployed != nil && plan.HeldAfterRemediation(f):
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonRemediated, remediatedMessage(o)
-	case f.deployed != nil && writtenByRudder(f.deployed) && digestsOf(f.deployed) == f.want:
+	case f.Deployed != nil && plan.WrittenByRudder(f.Deployed) && plan.DigestsOf(f.Deployed) == f.Want:
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonUpgradeSucceeded
-		if f.deployed.Number == 1 {
+		if f.Deployed.Number == 1 {
 			c.Reason = ReasonInstallSucceeded
 		}
-		c.Message = fmt.Sprintf("Revision %d is deployed", f.deployed.Number)
-	case o.failure.count >= f.remediation.MaxAttempts:
+		c.Message = fmt.Sprintf("Revision %d is deployed", f.Deployed.Number)
+	case o.failure.count >= f.Remediation.MaxAttempts:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonRetriesExhausted
 		c.Message = fmt.Sprintf("Gave up after %d failed tries with these values and this chart; change the spec to try again. Last error: %s",
 			o.failure.count, o.failure.message)
 	case o.failure.count > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, o.failure.reason
-		c.Message = fmt.Sprintf("%s (try %d of %d; next in %s)", o.failure.message, o.failure.count, f.remediation.MaxAttempts, f.retryIn.Round(time.Second))
-	case f.deployed != nil && !writtenByRudder(f.deployed):
+		c.Message = fmt.Sprintf("%s (try %d of %d; next in %s)", o.failure.message, o.failure.count, f.Remediation.MaxAttempts, f.RetryIn.Round(time.Second))
+	case f.Deployed != nil && !plan.WrittenByRudder(f.Deployed):
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonOutOfBand
-		c.Message = fmt.Sprintf("Revision %d was written by another Helm client; see the %s condition", f.deployed.Number, ConditionOutOfBand)
-	case o.latest != nil && digestsOf(f.latest) == f.want:
+		c.Message = fmt.Sprintf("Revision %d was written by another Helm client; see the %s condition", f.Deployed.Number, ConditionOutOfBand)
+	case o.latest != nil && plan.DigestsOf(f.Latest) == f.Want:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonUpgradeFailed, o.latest.Description
-		if f.deployed == nil {
+		if f.Deployed == nil {
 			c.Reason = ReasonInstallFailed
 		}
-	case f.latest != nil && isPending(f.latest.Status):
+	case f.Latest != nil && plan.IsPending(f.Latest.Status):
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonPending
 		c.Message = fmt.Sprintf("Revision %d is %s, held by another writer (not rudder); rudder waits for it to finish",
-			f.latest.Number, f.latest.Status)
-		if h := f.latest.Labels[LabelHolder]; h == f.self || leftByRudder(f.latest, f.self) {
-			c.Message = fmt.Sprintf("Revision %d is %s by rudder %s", f.latest.Number, f.latest.Status, h)
+			f.Latest.Number, f.Latest.Status)
+		if h := f.Latest.Labels[storage.LabelHolder]; h == f.Self || plan.LeftByRudder(f.Latest, f.Self) {
+			c.Message = fmt.Sprintf("Revision %d is %s by rudder %s", f.Latest.Number, f.Latest.Status, h)
 		}
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, ReasonNotReleased, "The release is not installed yet"
@@ -456,19 +458,19 @@ func readiness(o *observation, hooks []metav1.Condition) metav1.Condition {
 	case h != nil && h.ready && waiting != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonWaitingForHook
 		c.Message = fmt.Sprintf("%s is %s: %s", waiting.Type, waiting.Status, waiting.Message)
-	case h == nil && o.facts.deleting:
+	case h == nil && o.facts.Deleting:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonUninstalling
 		c.Message = "The resource is being deleted: its release is uninstalled"
 	case h == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonNotReleased, "No revision is deployed yet"
-	case o.facts.stalled:
+	case o.facts.Stalled:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonReadinessTimeout
 		c.Message = fmt.Sprintf("Revision %d was not Ready within remediation.readinessTimeout %s: %s",
-			o.facts.deployed.Number, o.facts.remediation.ReadinessTimeout, h.message)
-	case o.facts.testFailed:
+			o.facts.Deployed.Number, o.facts.Remediation.ReadinessTimeout, h.message)
+	case o.facts.TestFailed:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonTestFailed
 		c.Message = testFailure(o)
-	case o.facts.deployed != nil && heldAfterRemediation(o.facts):
+	case o.facts.Deployed != nil && plan.HeldAfterRemediation(o.facts):
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonRemediated
 		c.Message = fmt.Sprintf("%s; its objects: %s", remediatedMessage(o), h.summary())
 	case h.ready:
@@ -490,11 +492,11 @@ func phase(o *observation, rel, rdy metav1.Condition) (string, string) {
 		return PhaseFailed, rdy.Message
 	case o.outcome != nil:
 		return o.outcome.phase, rel.Message
-	case o.facts.deployed == nil:
-		if o.facts.latest != nil {
+	case o.facts.Deployed == nil:
+		if o.facts.Latest != nil {
 			return PhaseDeploying, rel.Message
 		}
-		if o.step == stepDepend {
+		if o.step == plan.StepDepend {
 			return PhasePending, rel.Message
 		}
 		return PhasePending, "Waiting for the release to be installed"
@@ -508,7 +510,7 @@ func phase(o *observation, rel, rdy metav1.Condition) (string, string) {
 		return PhaseFailed, rdy.Message
 	case rdy.Reason == ReasonWaitingForHook:
 		return PhaseDeploying, rdy.Message
-	case o.facts.deployed.Number == 1:
+	case o.facts.Deployed.Number == 1:
 		return PhaseDeploying, o.health.summary()
 	default:
 		return PhaseUpdating, o.health.summary()
@@ -517,13 +519,13 @@ func phase(o *observation, rel, rdy metav1.Condition) (string, string) {
 
 func releaseStatus(o *observation) *ReleaseStatus {
 	rs := &ReleaseStatus{Name: o.release.Name}
-	rev, d := o.deployed, o.facts.deployed
+	rev, d := o.deployed, o.facts.Deployed
 	if rev == nil {
-		rev, d = o.latest, o.facts.latest
+		rev, d = o.latest, o.facts.Latest
 	}
 	if d != nil {
 		rs.Revision, rs.Status = d.Number, d.Status
-		rs.ValuesDigest, rs.ChartDigest = d.Labels[LabelValuesDigest], d.Labels[LabelChartDigest]
+		rs.ValuesDigest, rs.ChartDigest = d.Labels[storage.LabelValuesDigest], d.Labels[storage.LabelChartDigest]
 	}
 	if rev != nil {
 		rs.Chart, rs.ChartVersion, rs.AppVersion = rev.Chart, rev.ChartVersion, rev.AppVersion

@@ -15,12 +15,13 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 func TestComputeStatus(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	want := digests{values: "v", chart: "c"}
+	want := plan.Digests{Values: "v", Chart: "c"}
 	deployed := rev(2, "deployed", want)
 	ready := &health{ready: true, workloads: 1, wantReplicas: 3, replicas: 3, readyReplicas: 3, objects: 3}
 	rolling := &health{workloads: 1, wantReplicas: 3, replicas: 3, readyReplicas: 1, message: "Deployment/x is not ready: 1/3"}
@@ -38,26 +39,26 @@ func TestComputeStatus(t *testing.T) {
 	}{
 		{
 			name:      "running",
-			o:         observation{facts: facts{want: want, latest: deployed, deployed: deployed}, health: ready},
+			o:         observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: ready},
 			wantPhase: PhaseRunning, wantMsg: "All replicas are ready",
 			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionTrue, wantReason: ReasonUpgradeSucceeded,
 		},
 		{
 			name:      "rolling out an upgrade",
-			o:         observation{facts: facts{want: want, latest: deployed, deployed: deployed}, health: rolling},
+			o:         observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: rolling},
 			wantPhase: PhaseUpdating, wantMsg: "1/3 replicas ready",
 			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
 		},
 		{
 			name:      "nothing installed yet",
-			o:         observation{facts: facts{want: want}},
+			o:         observation{facts: plan.Facts{Want: want}},
 			wantPhase: PhasePending, wantMsg: "Waiting for the release to be installed",
 			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonNotReleased,
 			wantObserved: 5,
 		},
 		{
 			name: "paused with a spec change waiting: generation not claimed",
-			o: observation{facts: facts{paused: true, want: digests{values: "new", chart: "c"}, latest: deployed, deployed: deployed},
+			o: observation{facts: plan.Facts{Paused: true, Want: plan.Digests{Values: "new", Chart: "c"}, Latest: deployed, Deployed: deployed},
 				health: ready},
 			wantPhase: PhaseRunning, wantMsg: "All replicas are ready",
 			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionTrue, wantReason: "Paused",
@@ -65,27 +66,27 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "rolled back this reconcile: Ready waits for the new revision's objects",
-			o: observation{facts: facts{want: want, latest: deployed, deployed: deployed}, health: ready,
+			o: observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: ready,
 				outcome: &outcome{phase: PhaseUpdating, reason: ReasonRolledBack, message: "Rolled back to revision 1 as revision 3; checking its objects"}},
 			wantPhase: PhaseUpdating, wantMsg: "Rolled back to revision 1 as revision 3; checking its objects",
 			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonRolledBack,
 		},
 		{
 			name: "upgrade failed, old revision still serving",
-			o: observation{facts: facts{want: digests{values: "new", chart: "c"}, latest: deployed, deployed: deployed}, health: ready,
+			o: observation{facts: plan.Facts{Want: plan.Digests{Values: "new", Chart: "c"}, Latest: deployed, Deployed: deployed}, health: ready,
 				outcome: &outcome{phase: PhaseFailed, reason: ReasonUpgradeFailed, message: "boom", failed: true}},
 			wantPhase: PhaseFailed, wantMsg: "boom",
 			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionTrue, wantReason: ReasonUpgradeFailed,
 		},
 		{
 			name:      "values cannot be computed",
-			o:         observation{facts: facts{want: want, valuesErr: errors.New("bad override")}},
+			o:         observation{facts: plan.Facts{Want: want, ValuesErr: errors.New("bad override")}},
 			wantPhase: PhaseFailed, wantMsg: "Cannot compute the release values: bad override; fix the watch's overrideValues or the spec",
 			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonValuesInvalid,
 		},
 		{
 			name: "retries exhausted",
-			o: observation{facts: facts{want: want, failures: watches.DefaultMaxAttempts},
+			o: observation{facts: plan.Facts{Want: want, Failures: watches.DefaultMaxAttempts},
 				failure: failure{want: want, count: watches.DefaultMaxAttempts, message: "boom"}},
 			wantPhase: PhaseFailed,
 			wantMsg:   "Gave up after 3 failed tries with these values and this chart; change the spec to try again. Last error: boom",
@@ -94,7 +95,7 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name: "objects ready, a hook still at work",
-			o: observation{facts: facts{want: want, latest: deployed, deployed: deployed}, health: ready,
+			o: observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: ready,
 				hooks: []hookRun{
 					{hook: fakeHook("BackedUp"), res: hook.Result{Condition: metav1.Condition{
 						Status: metav1.ConditionFalse, Reason: "BackupFailed", Message: "informs only"}}},
@@ -106,13 +107,13 @@ func TestComputeStatus(t *testing.T) {
 		},
 		{
 			name:      "being deleted: the deployed revision's objects are not read",
-			o:         observation{facts: facts{want: want, latest: deployed, deployed: deployed, deleting: true}},
+			o:         observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed, Deleting: true}},
 			wantPhase: PhaseUpdating, wantMsg: "The resource is being deleted: its release is uninstalled",
 			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
 		},
 		{
 			name: "failed revision found in storage after a restart",
-			o: observation{facts: facts{want: want, latest: rev(1, "failed", want)},
+			o: observation{facts: plan.Facts{Want: want, Latest: rev(1, "failed", want)},
 				latest: &revision{Release: &helm.Release{Description: "Release \"x\" failed: quota exceeded"}}},
 			wantPhase: PhaseFailed, wantMsg: "Release \"x\" failed: quota exceeded",
 			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonInstallFailed,
@@ -121,8 +122,8 @@ func TestComputeStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := tt.o
-			if o.facts.remediation.MaxAttempts == 0 {
-				o.facts.remediation.MaxAttempts = watches.DefaultMaxAttempts
+			if o.facts.Remediation.MaxAttempts == 0 {
+				o.facts.Remediation.MaxAttempts = watches.DefaultMaxAttempts
 			}
 			o.obj = &unstructured.Unstructured{Object: map[string]any{}}
 			o.obj.SetGeneration(7)
@@ -168,8 +169,8 @@ func TestComputeStatus(t *testing.T) {
 func TestComputeStatus_KeepsTransitionTimeWhenUnchanged(t *testing.T) {
 	earlier := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	prev := []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady, LastTransitionTime: earlier}}
-	d := rev(1, "deployed", digests{})
-	o := &observation{obj: &unstructured.Unstructured{Object: map[string]any{}}, facts: facts{latest: d, deployed: d},
+	d := rev(1, "deployed", plan.Digests{})
+	o := &observation{obj: &unstructured.Unstructured{Object: map[string]any{}}, facts: plan.Facts{Latest: d, Deployed: d},
 		health: &health{ready: true, objects: 1}}
 	st := computeStatus(o, Status{Conditions: prev}, earlier.Add(time.Hour))
 	found := false

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
@@ -43,13 +43,6 @@ const (
 	ReasonTestNotRun    = "TestNotRun"  // a request found no revision Helm can test
 )
 
-// Labels rudder writes on a revision whose tests ran: the result ("Passed"
-// or "Failed") and when the run ended, in Unix seconds.
-const (
-	LabelTest     = "rudder.dev/test"
-	LabelTestedAt = "rudder.dev/tested-at"
-)
-
 // Test results, as LabelTest and status.history show them.
 const (
 	TestPassed = "Passed"
@@ -69,13 +62,13 @@ const (
 //
 // Precondition: a deployed revision (maintain), assessed.
 func (r *Reconciler) runTests(ctx context.Context, o *observation) error {
-	if run, ok := r.tested.running(o.key); ok {
+	if run, ok := r.memory.testRunning(o.key); ok {
 		if !run.done {
 			o.testRunning = &run
 			return nil
 		}
-		r.tested.stop(o.key)
-		if run.uid == o.facts.deployed.UID {
+		r.memory.testStopped(o.key)
+		if run.uid == o.facts.Deployed.UID {
 			return r.recordTest(ctx, o, run)
 		}
 		ctrl.LoggerFrom(ctx).Info("Dropped the result of a chart test run: the revision it tested no longer serves",
@@ -84,10 +77,10 @@ func (r *Reconciler) runTests(ctx context.Context, o *observation) error {
 	token := o.obj.GetAnnotations()[AnnotationTestRequestedAt]
 	requested := testRequested(o.obj)
 	switch {
-	case requested && r.tested.answered(o.key, token):
+	case requested && r.memory.testAnswered(o.key, token):
 		o.testHandled = token // by a status write the cache does not show yet
 		return nil
-	case o.facts.latest.Number != o.facts.deployed.Number:
+	case o.facts.Latest.Number != o.facts.Deployed.Number:
 		if requested {
 			refuseTest(o)
 		}
@@ -100,15 +93,15 @@ func (r *Reconciler) runTests(ctx context.Context, o *observation) error {
 
 // awaitsTest reports whether the deployed revision is one the kind's
 // test.enable tests and it has not been tested.
-func awaitsTest(f facts) bool {
-	return deploysWanted(f) && f.deployed.Labels[LabelTest] == ""
+func awaitsTest(f plan.Facts) bool {
+	return deploysWanted(f) && f.Deployed.Labels[storage.LabelTest] == ""
 }
 
 // deploysWanted reports whether the deployed revision is one rudder made for
 // the wanted spec and chart.
-func deploysWanted(f facts) bool {
-	d := f.deployed
-	return d != nil && writtenByRudder(d) && digestsOf(d) == f.want
+func deploysWanted(f plan.Facts) bool {
+	d := f.Deployed
+	return d != nil && plan.WrittenByRudder(d) && plan.DigestsOf(d) == f.Want
 }
 
 // testRequested reports whether obj asks for a test run it has not had.
@@ -127,8 +120,8 @@ func failedTests(passed bool, t watches.Test) bool {
 // testsFailed reports whether the deployed revision, made by rudder for the
 // wanted spec, failed its last test run and the kind counts that as a failed
 // upgrade.
-func testsFailed(f facts, t watches.Test) bool {
-	return deploysWanted(f) && f.deployed.Labels[LabelTest] != "" && failedTests(f.deployed.Labels[LabelTest] == TestPassed, t)
+func testsFailed(f plan.Facts, t watches.Test) bool {
+	return deploysWanted(f) && f.Deployed.Labels[storage.LabelTest] != "" && failedTests(f.Deployed.Labels[storage.LabelTest] == TestPassed, t)
 }
 
 // refuseTest handles a test request the deployed revision cannot answer:
@@ -136,7 +129,7 @@ func testsFailed(f facts, t watches.Test) bool {
 func refuseTest(o *observation) {
 	o.testHandled = o.obj.GetAnnotations()[AnnotationTestRequestedAt]
 	o.testNotRun = fmt.Sprintf("Not tested: Helm tests the newest revision, and revision %d is %s, not deployed; "+
-		"ask again once the release is deployed", o.facts.latest.Number, o.facts.latest.Status)
+		"ask again once the release is deployed", o.facts.Latest.Number, o.facts.Latest.Status)
 }
 
 // startTest starts a run of the deployed revision's chart tests on a
@@ -150,17 +143,17 @@ func (r *Reconciler) startTest(ctx context.Context, o *observation) error {
 		return err
 	}
 	run := &testRun{
-		uid:     o.facts.deployed.UID,
+		uid:     o.facts.Deployed.UID,
 		request: o.obj.GetAnnotations()[AnnotationTestRequestedAt],
 		started: time.Now(),
 	}
-	r.tested.start(o.key, run)
+	r.memory.testStarted(o.key, run)
 	o.testRunning = &testRun{uid: run.uid, request: run.request, started: run.started}
-	ctrl.LoggerFrom(ctx).V(1).Info("Started the chart tests", "revision", o.facts.deployed.Number, "timeout", r.Watch.Test.Timeout)
+	ctrl.LoggerFrom(ctx).V(1).Info("Started the chart tests", "revision", o.facts.Deployed.Number, "timeout", r.Watch.Test.Timeout)
 	name, key, timeout := o.release.Name, o.key, r.Watch.Test.Timeout
 	go func() {
 		result, err := hc.Test(name, timeout)
-		if r.tested.finish(key, run, result, err) && r.testsDone != nil {
+		if r.memory.testFinished(key, run, result, err) && r.testsDone != nil {
 			obj := r.newObject()
 			obj.SetNamespace(key.Namespace)
 			obj.SetName(key.Name)
@@ -190,23 +183,23 @@ func (r *Reconciler) recordTest(ctx context.Context, o *observation, run testRun
 	if !res.Passed {
 		result = TestFailed
 	}
-	labels := map[string]string{LabelTest: result, LabelTestedAt: strconv.FormatInt(res.Completed.Unix(), 10)}
+	labels := map[string]string{storage.LabelTest: result, storage.LabelTestedAt: strconv.FormatInt(res.Completed.Unix(), 10)}
 	if _, err := hc.Label(o.release.Name, res.Revision, labels); err != nil {
 		return err
 	}
 	msg := testMessage(res)
 	o.testRun = &res
 	o.testHandled = run.request
-	r.tested.set(o.key, testedRun{uid: run.uid, labels: labels, message: msg, request: run.request})
+	r.memory.testRecorded(o.key, testedRun{uid: run.uid, labels: labels, message: msg, request: run.request})
 	// A failed run of the revision made for the wanted spec is a failed
 	// upgrade (status.failures, which a restarted rudder reads too); a run
 	// that passes ends it.
 	switch {
 	case failedTests(res.Passed, r.Watch.Test) && deploysWanted(o.facts):
-		o.facts.testFailed = true
-		o.failure = r.failures.record(o.key, o.facts.want, ReasonTestFailed, msg, r.now())
+		o.facts.TestFailed = true
+		o.failure = r.memory.recordFailure(o.key, o.facts.Want, ReasonTestFailed, msg, r.now())
 	case res.Passed && o.failure.reason == ReasonTestFailed:
-		r.failures.forget(o.key)
+		r.memory.forgetFailure(o.key)
 		o.failure = failure{}
 	}
 	if res.Passed {
@@ -219,70 +212,20 @@ func (r *Reconciler) recordTest(ctx context.Context, o *observation, run testRun
 	return nil
 }
 
-// testedRuns remember, per custom resource, the test run this process has
-// under way or finished and not yet recorded (inFlight), and the last run it
-// recorded (m), on a revision known by its storage Secret's UID: its labels,
-// until storage shows them, so that a reconcile meanwhile does not test that
-// revision again; and its message, which names each test, for the Tested
-// condition while that revision serves.
-type testedRuns struct {
-	mu       sync.Mutex
-	m        map[types.NamespacedName]testedRun
-	inFlight map[types.NamespacedName]*testRun
-}
-
 // testRun is one run of a revision's chart tests on its own goroutine.
 type testRun struct {
 	uid     types.UID // the storage Secret of the revision tested
 	request string    // the AnnotationTestRequestedAt value it answers
 	started time.Time
 
-	// Set once, under testedRuns.mu, when the run ends.
+	// Set once, under memory's lock, when the run ends.
 	done   bool
 	result helm.TestRun
 	err    error // Helm could not run the tests (not a failed test)
 }
 
-// start records run as key's run under way.
-func (t *testedRuns) start(key types.NamespacedName, run *testRun) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.inFlight == nil {
-		t.inFlight = map[types.NamespacedName]*testRun{}
-	}
-	t.inFlight[key] = run
-}
-
-// running returns a copy of key's run under way or finished and not
-// recorded, and whether there is one.
-func (t *testedRuns) running(key types.NamespacedName) (testRun, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	run, ok := t.inFlight[key]
-	if !ok {
-		return testRun{}, false
-	}
-	return *run, true
-}
-
-// finish records how run ended and reports whether it is still key's run:
-// one forgotten meanwhile (the resource deleted) is dropped.
-func (t *testedRuns) finish(key types.NamespacedName, run *testRun, result helm.TestRun, err error) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	run.done, run.result, run.err = true, result, err
-	return t.inFlight[key] == run
-}
-
-// stop forgets key's run once it has finished.
-func (t *testedRuns) stop(key types.NamespacedName) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if run, ok := t.inFlight[key]; ok && run.done {
-		delete(t.inFlight, key)
-	}
-}
-
+// testedRun is the last run of a release's tests whose result was recorded
+// on its revision: until storage shows those labels, memory does.
 type testedRun struct {
 	uid     types.UID
 	labels  map[string]string
@@ -290,61 +233,82 @@ type testedRun struct {
 	request string // the AnnotationTestRequestedAt value it answered
 }
 
-func (t *testedRuns) set(key types.NamespacedName, run testedRun) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[types.NamespacedName]testedRun{}
-	}
-	t.m[key] = run
+// testStarted records run as key's run under way.
+func (m *memory) testStarted(key types.NamespacedName, run *testRun) {
+	m.update(key, func(e *entry) { e.testing = run })
 }
 
-// answered reports whether the last run answered the request token: a
+// testRunning returns a copy of key's run under way or finished and not
+// recorded, and whether there is one.
+func (m *memory) testRunning(key types.NamespacedName) (testRun, bool) {
+	var run testRun
+	var ok bool
+	m.lookup(key, func(e *entry) {
+		if e.testing != nil {
+			run, ok = *e.testing, true
+		}
+	})
+	return run, ok
+}
+
+// testFinished records how run ended and reports whether it is still key's
+// run: one forgotten meanwhile (the resource deleted) is dropped.
+func (m *memory) testFinished(key types.NamespacedName, run *testRun, result helm.TestRun, err error) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	run.done, run.result, run.err = true, result, err
+	e, ok := m.m[key]
+	return ok && e.testing == run
+}
+
+// testStopped forgets key's run once it has finished.
+func (m *memory) testStopped(key types.NamespacedName) {
+	m.lookup(key, func(e *entry) {
+		if e.testing != nil && e.testing.done {
+			e.testing = nil
+		}
+	})
+}
+
+// testRecorded remembers run, whose result was just recorded on its revision.
+func (m *memory) testRecorded(key types.NamespacedName, run testedRun) {
+	m.update(key, func(e *entry) { e.tested = &run })
+}
+
+// testAnswered reports whether the last run answered the request token: a
 // status read from before that run's write does not show it yet.
-func (t *testedRuns) answered(key types.NamespacedName, token string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	run, ok := t.m[key]
-	return ok && token != "" && run.request == token
+func (m *memory) testAnswered(key types.NamespacedName, token string) bool {
+	answered := false
+	m.lookup(key, func(e *entry) { answered = e.tested != nil && token != "" && e.tested.request == token })
+	return answered
 }
 
-// overlay puts the labels of the last run on the revision of hist it was
+// testOverlay puts the labels of the last run on the revision of hist it was
 // made on, while storage does not show them (on a copy of its labels: hist's
 // may be the cache's), and returns the run's message. A run whose revision is
 // gone is forgotten.
-func (t *testedRuns) overlay(key types.NamespacedName, hist []storage.Revision) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	run, ok := t.m[key]
-	if !ok {
-		return ""
-	}
-	for i := range hist {
-		if hist[i].UID != run.uid {
-			continue
+func (m *memory) testOverlay(key types.NamespacedName, hist []storage.Revision) string {
+	var msg string
+	m.lookup(key, func(e *entry) {
+		run := e.tested
+		if run == nil {
+			return
 		}
-		if hist[i].Labels[LabelTestedAt] != run.labels[LabelTestedAt] {
-			labels := maps.Clone(hist[i].Labels)
-			maps.Copy(labels, run.labels)
-			hist[i].Labels = labels
+		for i := range hist {
+			if hist[i].UID != run.uid {
+				continue
+			}
+			if hist[i].Labels[storage.LabelTestedAt] != run.labels[storage.LabelTestedAt] {
+				labels := maps.Clone(hist[i].Labels)
+				maps.Copy(labels, run.labels)
+				hist[i].Labels = labels
+			}
+			msg = run.message
+			return
 		}
-		return run.message
-	}
-	delete(t.m, key)
-	return ""
-}
-
-func (t *testedRuns) forget(key types.NamespacedName) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.m, key)
-	delete(t.inFlight, key)
-}
-
-func (t *testedRuns) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.m) + len(t.inFlight)
+		e.tested = nil
+	})
+	return msg
 }
 
 // testError is the error of a failed run, for the Helm action metrics.
@@ -383,21 +347,21 @@ func testedCondition(o *observation) *metav1.Condition {
 	}
 	if run := o.testRunning; run != nil {
 		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionUnknown, Reason: ReasonTestRunning,
-			Message: fmt.Sprintf("Revision %d's tests are running, since %s", o.facts.deployed.Number, run.started.UTC().Format(time.RFC3339))}
+			Message: fmt.Sprintf("Revision %d's tests are running, since %s", o.facts.Deployed.Number, run.started.UTC().Format(time.RFC3339))}
 	}
 	if o.testNotRun != "" {
 		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionFalse, Reason: ReasonTestNotRun, Message: o.testNotRun}
 	}
-	if d := o.facts.deployed; d != nil && d.Labels[LabelTest] == TestPassed {
+	if d := o.facts.Deployed; d != nil && d.Labels[storage.LabelTest] == TestPassed {
 		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionTrue, Reason: ReasonTestSucceeded,
 			Message: lastTested(o, ReasonTestSucceeded, d.Number, fmt.Sprintf("Revision %d passed its tests", d.Number))}
 	}
-	if d := o.facts.deployed; d != nil && d.Labels[LabelTest] == TestFailed {
+	if d := o.facts.Deployed; d != nil && d.Labels[storage.LabelTest] == TestFailed {
 		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionFalse, Reason: ReasonTestFailed, Message: testFailure(o)}
 	}
 	if o.awaitingTest {
 		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionUnknown, Reason: ReasonTestPending,
-			Message: fmt.Sprintf("Revision %d is tested once it is Ready (test.enable)", o.facts.deployed.Number)}
+			Message: fmt.Sprintf("Revision %d is tested once it is Ready (test.enable)", o.facts.Deployed.Number)}
 	}
 	return nil
 }
@@ -405,7 +369,7 @@ func testedCondition(o *observation) *metav1.Condition {
 // testFailure says how the deployed revision failed its tests: the failure
 // recorded for the wanted spec, else the Tested condition about it.
 func testFailure(o *observation) string {
-	n := o.facts.deployed.Number
+	n := o.facts.Deployed.Number
 	if o.failure.reason == ReasonTestFailed && strings.HasPrefix(o.failure.message, fmt.Sprintf("Revision %d failed", n)) {
 		return o.failure.message
 	}
@@ -435,12 +399,12 @@ func lastTested(o *observation, reason string, n int, fallback string) string {
 
 // testOf is the status.history entry's test of rev, from its labels.
 func testOf(rev storage.Revision) *HistoryTest {
-	result := rev.Labels[LabelTest]
+	result := rev.Labels[storage.LabelTest]
 	if result == "" {
 		return nil
 	}
 	t := &HistoryTest{Result: result}
-	if at, err := strconv.ParseInt(rev.Labels[LabelTestedAt], 10, 64); err == nil {
+	if at, err := strconv.ParseInt(rev.Labels[storage.LabelTestedAt], 10, 64); err == nil {
 		c := metav1.NewTime(time.Unix(at, 0))
 		t.Completed = &c
 	}

@@ -11,6 +11,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/rudder-operator/rudder/internal/storage"
 )
 
 // uninstall removes the release of a custom resource being deleted, with its
@@ -49,7 +51,7 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 	if client.IgnoreNotFound(err) != nil { // gone already: a reconcile from a stale cache got here first
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s: %w", Finalizer, err)
 	}
-	r.forget(o.key)
+	r.memory.Forget(o.key)
 	return ctrl.Result{}, nil
 }
 
@@ -66,8 +68,8 @@ func (r *Reconciler) uninstallRelease(o *observation) error {
 		return err
 	}
 	var mark map[string]string
-	if l := o.facts.latest; l != nil && !o.facts.deleting {
-		mark = map[string]string{LabelHolder: r.Holder, LabelUninstallOf: strconv.Itoa(l.Number)}
+	if l := o.facts.Latest; l != nil && !o.facts.Deleting {
+		mark = map[string]string{storage.LabelHolder: r.Holder, storage.LabelUninstallOf: strconv.Itoa(l.Number)}
 	}
 	started := time.Now()
 	var left []string

@@ -11,7 +11,7 @@ import (
 )
 
 // `helm uninstall --keep-history` leaves the newest revision uninstalled and
-// none deployed. Under outOfBand: revert (Widget) rudder installs the
+// none deployed. Under OutOfBand: revert (Widget) rudder installs the
 // release again, numbering on; under keep (Sprocket) it leaves it so and
 // says why, until the spec changes.
 func TestReconciler_UninstallKeepHistoryByHand(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rudder-operator/rudder/internal/storage"
 )
 
 // unlock marks failed the newest revision, left pending by a rudder process
@@ -21,18 +23,18 @@ import (
 // rudder process, or another whose Lease is not fresh.
 // Sets: Released Unknown (Unlocked); event Unlocked.
 func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, error) {
-	latest := o.facts.latest
+	latest := o.facts.Latest
 	hc, err := r.helmFor(o)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	desc := fmt.Sprintf("%s by rudder %s, which stopped before finishing; unlocked by rudder %s",
-		latest.Status, latest.Labels[LabelHolder], r.Holder)
-	if latest.Labels[LabelHolder] == r.Holder {
+		latest.Status, latest.Labels[storage.LabelHolder], r.Holder)
+	if latest.Labels[storage.LabelHolder] == r.Holder {
 		desc = fmt.Sprintf("%s by this rudder process, whose Helm action ended before it could record the result; unlocked by rudder %s",
 			latest.Status, r.Holder)
 	}
-	unlocked, err := hc.Unlock(o.release.Name, latest.Number, desc, LabelUninstallOf)
+	unlocked, err := hc.Unlock(o.release.Name, latest.Number, desc, storage.LabelUninstallOf)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -40,7 +42,7 @@ func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, e
 		o.done = true
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
-	ctrl.LoggerFrom(ctx).Info("Unlocked a revision left pending", "revision", latest.Number, "holder", latest.Labels[LabelHolder])
+	ctrl.LoggerFrom(ctx).Info("Unlocked a revision left pending", "revision", latest.Number, "holder", latest.Labels[storage.LabelHolder])
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUnlocked, "Unlock",
 		"Marked revision %d failed: it was %s", latest.Number, desc)
 	o.outcome = &outcome{phase: PhaseUpdating, reason: ReasonUnlocked, message: fmt.Sprintf("Revision %d was %s", latest.Number, desc)}

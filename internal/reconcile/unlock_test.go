@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
+	helmstorage "helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,23 +15,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/reconcile"
+	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
 // helmStore is Helm's own Secret storage of namespace ns, as the helm CLI
 // reads and writes it.
-func helmStore(t *testing.T, ns string) *storage.Storage {
+func helmStore(t *testing.T, ns string) *helmstorage.Storage {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))
+	return helmstorage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))
 }
 
 // forgePending stores a revision 2 of release name, pending-upgrade, with
 // labels, as a writer that stopped mid-upgrade leaves it.
-func forgePending(t *testing.T, ns, name string, labels map[string]string) *storage.Storage {
+func forgePending(t *testing.T, ns, name string, labels map[string]string) *helmstorage.Storage {
 	t.Helper()
 	store := helmStore(t, ns)
 	rel, err := store.Get(name, 1)
@@ -41,7 +42,7 @@ func forgePending(t *testing.T, ns, name string, labels map[string]string) *stor
 	rel.Version = 2
 	rel.Info.Status = release.StatusPendingUpgrade
 	rel.Info.Description = "Preparing upgrade"
-	rel.Labels = map[string]string{reconcile.LabelValuesDigest: "forged", reconcile.LabelChartDigest: "forged"}
+	rel.Labels = map[string]string{storage.LabelValuesDigest: "forged", storage.LabelChartDigest: "forged"}
 	maps.Copy(rel.Labels, labels)
 	if err := store.Create(rel); err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestReconciler_UnlocksRevisionLeftPendingByAGoneRudder(t *testing.T) {
 	}
 	waitRevisions(t, ns, "webapp-crash", "1:deployed")
 	// As rudder writes an upgrade: its holder, the revision's own number.
-	forgePending(t, ns, "webapp-crash", map[string]string{reconcile.LabelHolder: "rudder-gone.0badc0de", reconcile.LabelRevision: "2"})
+	forgePending(t, ns, "webapp-crash", map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelRevision: "2"})
 
 	patch := []byte(`{"spec":{"replicas":2}}`)
 	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "crash"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
@@ -81,7 +82,7 @@ func TestReconciler_WaitsForAnotherWritersPendingOperation(t *testing.T) {
 		labels map[string]string
 	}{
 		{name: "cli", labels: nil},
-		{name: "cli-copied", labels: map[string]string{reconcile.LabelHolder: "rudder-gone.0badc0de", reconcile.LabelRevision: "1"}},
+		{name: "cli-copied", labels: map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelRevision: "1"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			waitsForPending(t, tt.name, tt.labels)
@@ -188,8 +189,8 @@ func TestReconciler_FinishesAReinstallCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel.SetStatus(release.StatusUninstalling, "Deletion in progress (or silently failed)")
-	rel.Labels[reconcile.LabelHolder] = "rudder-gone.0badc0de"
-	rel.Labels[reconcile.LabelUninstallOf] = "1"
+	rel.Labels[storage.LabelHolder] = "rudder-gone.0badc0de"
+	rel.Labels[storage.LabelUninstallOf] = "1"
 	if err := store.Update(rel); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestReconciler_FinishesAReinstallCutShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := rel.Labels[reconcile.LabelUninstallOf]; ok {
+	if v, ok := rel.Labels[storage.LabelUninstallOf]; ok {
 		t.Errorf("the reinstalled revision 1 carries the uninstall mark %q", v)
 	}
 }
@@ -233,11 +234,11 @@ func TestUnlock_RemovesTheUninstallMark(t *testing.T) {
 	}
 	rel.Name = "orphan"
 	rel.SetStatus(release.StatusUninstalling, "Deletion in progress (or silently failed)")
-	rel.Labels = map[string]string{reconcile.LabelHolder: "rudder-gone.0badc0de", reconcile.LabelUninstallOf: "1", "kept": "yes"}
+	rel.Labels = map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelUninstallOf: "1", "kept": "yes"}
 	if err := store.Create(rel); err != nil {
 		t.Fatal(err)
 	}
-	unlocked, err := helmClientOf(t, restCfg, ns).Unlock("orphan", 1, "unlocked by the test", reconcile.LabelUninstallOf)
+	unlocked, err := helmClientOf(t, restCfg, ns).Unlock("orphan", 1, "unlocked by the test", storage.LabelUninstallOf)
 	if err != nil || !unlocked {
 		t.Fatalf("Unlock: %v, %v", unlocked, err)
 	}
@@ -248,7 +249,7 @@ func TestUnlock_RemovesTheUninstallMark(t *testing.T) {
 	if got.Info.Status != release.StatusFailed || got.Info.Description != "unlocked by the test" {
 		t.Errorf("revision 1 is %s (%q), want failed with the unlock's description", got.Info.Status, got.Info.Description)
 	}
-	want := map[string]string{reconcile.LabelHolder: "rudder-gone.0badc0de", "kept": "yes"}
+	want := map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", "kept": "yes"}
 	if !maps.Equal(got.Labels, want) {
 		t.Errorf("labels %v, want %v", got.Labels, want)
 	}

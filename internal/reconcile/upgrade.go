@@ -6,6 +6,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/storage"
 )
 
 // upgrade makes a new revision with the custom resource's current values and
@@ -25,7 +26,7 @@ func (r *Reconciler) upgrade(ctx context.Context, o *observation) (ctrl.Result, 
 		succeeded: ReasonUpgradeSucceeded,
 		failed:    ReasonUpgradeFailed,
 		// A rollback's labels stay with the rollback.
-		clear: []string{LabelRollbackTo, LabelRollbackGeneration, LabelFailedValuesDigest, LabelFailedChartDigest, LabelReady, LabelTest, LabelTestedAt},
+		clear: []string{storage.LabelRollbackTo, storage.LabelRollbackGeneration, storage.LabelFailedValuesDigest, storage.LabelFailedChartDigest, storage.LabelReady, storage.LabelTest, storage.LabelTestedAt},
 		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
 			return c.Upgrade(ctx, s)
 		},

@@ -50,7 +50,7 @@ func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 		return err
 	}
 	vals, err := valuesfrom.Read(ctx, reader, o.obj.GetNamespace(), sources)
-	r.secrets.set(o.key, redact.New(vals.Secrets...))
+	r.memory.setSecrets(o.key, redact.New(vals.Secrets...))
 	if valuesfrom.Fixable(err) {
 		return valuesFromError{err}
 	}

@@ -1,4 +1,4 @@
-package reconcile
+package plan
 
 import (
 	"errors"
@@ -52,8 +52,8 @@ func histories() [][]string {
 // (step.check): no history leads to a step that would dereference a missing
 // revision, as `helm uninstall --keep-history` once did.
 func TestPlan_EveryHistory(t *testing.T) {
-	v1 := digests{values: "v1", chart: "c1"}
-	v2 := digests{values: "v2", chart: "c1"}
+	v1 := Digests{Values: "v1", Chart: "c1"}
+	v2 := Digests{Values: "v2", Chart: "c1"}
 	type rollbackCase struct {
 		to      int
 		at, gen int64
@@ -65,7 +65,7 @@ func TestPlan_EveryHistory(t *testing.T) {
 	}
 	retries := []retryCase{{0, 0}, {1, time.Second}, {3, 0}}
 	policies := []watches.Remediation{retry, rollback, uninst}
-	planned := map[step]int{}
+	planned := map[Step]int{}
 	checked := 0
 	for _, statuses := range histories() {
 		for wname, writer := range writers {
@@ -81,37 +81,37 @@ func TestPlan_EveryHistory(t *testing.T) {
 				}
 				hist[i] = *r
 			}
-			var base facts
-			base.fromHistory(hist)
-			base.caughtUp, base.self = true, "me"
-			base.holderAlive = base.latest != nil && base.latest.Labels[LabelHolder] == "alive" && leftByRudder(base.latest, "me")
+			var base Facts
+			base.FromHistory(hist)
+			base.CaughtUp, base.Self = true, "me"
+			base.HolderAlive = base.Latest != nil && base.Latest.Labels[storage.LabelHolder] == "alive" && LeftByRudder(base.Latest, "me")
 			for _, rb := range rollbacks {
 				for _, rt := range retries {
 					for _, pol := range policies {
 						for _, oob := range []watches.OutOfBand{watches.OutOfBandRevert, watches.OutOfBandKeep} {
-							for _, want := range []digests{v1, v2} {
+							for _, want := range []Digests{v1, v2} {
 								for _, stalled := range []bool{false, true} {
 									for _, remFailed := range []bool{false, true} {
 										f := base
-										f.rollbackTo, f.rolledBackAt, f.generation = rb.to, rb.at, rb.gen
-										f.failures, f.retryIn = rt.failures, rt.retryIn
-										f.remediation, f.outOfBand, f.want = pol, oob, want
-										f.stalled, f.remediationFailed = stalled, remFailed
-										st := plan(f)
+										f.RollbackTo, f.RolledBackAt, f.Generation = rb.to, rb.at, rb.gen
+										f.Failures, f.RetryIn = rt.failures, rt.retryIn
+										f.Remediation, f.OutOfBand, f.Want = pol, oob, want
+										f.Stalled, f.RemediationFailed = stalled, remFailed
+										st := Plan(f)
 										planned[st]++
 										checked++
-										if err := st.check(f); err != nil {
+										if err := st.Check(f); err != nil {
 											t.Fatalf("history %v (newest by %s), facts %+v: %v", statuses, wname, f, err)
 										}
-										f.dependsErr = notReady
-										if waiting := plan(f); waiting != st && (waiting != stepDepend || st != stepInstall && st != stepReinstall && st != stepUpgrade) {
+										f.DependsErr = notReady
+										if waiting := Plan(f); waiting != st && (waiting != StepDepend || st != StepInstall && st != StepReinstall && st != StepUpgrade) {
 											t.Fatalf("history %v: planned %s with dependencies not Ready, %s with them Ready; only an install or upgrade waits", statuses, waiting, st)
 										}
-										f.dependsErr = nil
-										if f.holderAlive && st == stepUnlock {
+										f.DependsErr = nil
+										if f.HolderAlive && st == StepUnlock {
 											t.Fatalf("history %v: unlocked the pending revision of a rudder process that still runs", statuses)
 										}
-										if len(hist) > 0 && hist[0].Status == "uninstalled" && st != stepInstall && st != stepHold {
+										if len(hist) > 0 && hist[0].Status == "uninstalled" && st != StepInstall && st != StepHold {
 											t.Fatalf("history %v: newest revision uninstalled by hand, planned %s; want install (or hold under outOfBand: keep)", statuses, st)
 										}
 									}
@@ -124,20 +124,20 @@ func TestPlan_EveryHistory(t *testing.T) {
 		}
 	}
 	// The steps that stop before the history matters.
-	for _, f := range []facts{
-		{deleting: true}, {paused: true}, {caughtUp: false},
-		{caughtUp: true, valuesErr: errors.New("x")}, {caughtUp: true, hookErr: errors.New("x")},
-		{caughtUp: true, rollbackErr: errors.New("x")},
+	for _, f := range []Facts{
+		{Deleting: true}, {Paused: true}, {CaughtUp: false},
+		{CaughtUp: true, ValuesErr: errors.New("x")}, {CaughtUp: true, HookErr: errors.New("x")},
+		{CaughtUp: true, RollbackErr: errors.New("x")},
 	} {
-		st := plan(f)
+		st := Plan(f)
 		planned[st]++
-		if err := st.check(f); err != nil {
+		if err := st.Check(f); err != nil {
 			t.Fatalf("facts %+v: %v", f, err)
 		}
 	}
 	t.Logf("%d plans checked; steps: %s", checked, fmt.Sprint(planned))
-	for _, st := range []step{stepUninstall, stepPaused, stepWait, stepInvalid, stepBlocked, stepUnlock, stepInstall, stepReinstall,
-		stepUpgrade, stepHold, stepNone, stepRollback, stepRollbackDone, stepRemediate, stepDropInstall} {
+	for _, st := range []Step{StepUninstall, StepPaused, StepWait, StepInvalid, StepBlocked, StepUnlock, StepInstall, StepReinstall,
+		StepUpgrade, StepHold, StepNone, StepRollback, StepRollbackDone, StepRemediate, StepDropInstall} {
 		if planned[st] == 0 {
 			t.Errorf("no history led to step %s: the table misses a case", st)
 		}

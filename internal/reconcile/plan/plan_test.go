@@ -1,0 +1,155 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rudder-operator/rudder/internal/depends"
+	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/watches"
+)
+
+// rev is a revision rudder wrote.
+func rev(n int, status string, d Digests) *storage.Revision {
+	return &storage.Revision{Number: n, Status: status, UID: types.UID(fmt.Sprint("uid-", n)), Labels: map[string]string{
+		storage.LabelValuesDigest: d.Values, storage.LabelChartDigest: d.Chart, storage.LabelRevision: strconv.Itoa(n),
+	}}
+}
+
+// byHand is r as helm upgrade or helm rollback writes it: with the labels of
+// revision `from` copied.
+func byHand(r *storage.Revision, from int) *storage.Revision {
+	r.Labels[storage.LabelRevision] = strconv.Itoa(from)
+	return r
+}
+
+// remediating marks r as a rollback made because digests d failed.
+func remediating(r *storage.Revision, d Digests) *storage.Revision {
+	r.Labels[storage.LabelFailedValuesDigest], r.Labels[storage.LabelFailedChartDigest] = d.Values, d.Chart
+	return r
+}
+
+var (
+	retry    = watches.Remediation{Strategy: watches.StrategyRetry, MaxAttempts: 3}
+	rollback = watches.Remediation{Strategy: watches.StrategyRollback, MaxAttempts: 3}
+	uninst   = watches.Remediation{Strategy: watches.StrategyRetry, MaxAttempts: 3, InstallFailure: watches.InstallFailureUninstall}
+)
+
+// rollingBackAs is r with the LabelRollbackAs rudder puts on a rollback's
+// target, copied by Helm.
+func rollingBackAs(r *storage.Revision, n int) *storage.Revision {
+	r.Labels[storage.LabelRollbackAs] = strconv.Itoa(n)
+	return r
+}
+
+// uninstallOf is r with the LabelUninstallOf rudder puts on revision n before
+// it uninstalls a release its resource still wants.
+func uninstallOf(r *storage.Revision, n int) *storage.Revision {
+	r.Labels[storage.LabelUninstallOf] = strconv.Itoa(n)
+	return r
+}
+
+func held(r *storage.Revision, holder string) *storage.Revision {
+	r.Labels[storage.LabelHolder] = holder
+	return r
+}
+
+// notReady is what depends.Kinds.Check says of a dependency not Ready.
+var notReady = &depends.Error{Reason: depends.ReasonNotReady, Message: "Waiting for Database orders to exist"}
+
+func TestPlan(t *testing.T) {
+	v1 := Digests{Values: "v1", Chart: "c1"}
+	v2 := Digests{Values: "v2", Chart: "c1"}
+	c2 := Digests{Values: "v1", Chart: "c2"}
+	tests := []struct {
+		name string
+		f    Facts
+		want Step
+	}{
+		{name: "deleting wins over everything", f: Facts{Deleting: true, CaughtUp: false, ValuesErr: errors.New("x")}, want: StepUninstall},
+		{name: "storage behind our last action", f: Facts{Want: v1}, want: StepWait},
+		{name: "rollback asked", f: Facts{CaughtUp: true, Want: v2, RollbackTo: 1, RolledBackAt: -1, Latest: rev(2, "deployed", v2), Deployed: rev(2, "deployed", v2)}, want: StepRollback},
+		{name: "rolled back: held though the spec differs", f: Facts{CaughtUp: true, Want: v2, Generation: 3, RollbackTo: 1, RolledBackAt: 3, Latest: rev(3, "deployed", v1), Deployed: rev(3, "deployed", v1)}, want: StepNone},
+		{name: "spec changed after the rollback", f: Facts{CaughtUp: true, Want: v2, Generation: 4, RollbackTo: 1, RolledBackAt: 3, Latest: rev(3, "deployed", v1), Deployed: rev(3, "deployed", v1)}, want: StepRollbackDone},
+		{name: "rollback annotation not a number", f: Facts{CaughtUp: true, Want: v1, RollbackErr: errors.New("x")}, want: StepInvalid},
+		{name: "paused, with a change waiting", f: Facts{CaughtUp: true, Paused: true, Want: v2, Latest: rev(1, "deployed", v1), Deployed: rev(1, "deployed", v1)}, want: StepPaused},
+		{name: "paused but deleted", f: Facts{Deleting: true, Paused: true}, want: StepUninstall},
+		{name: "values cannot be computed", f: Facts{CaughtUp: true, ValuesErr: errors.New("bad override")}, want: StepInvalid},
+		{name: "nothing stored", f: Facts{CaughtUp: true, Want: v1}, want: StepInstall},
+		{name: "a hook failed", f: Facts{CaughtUp: true, Want: v1, HookErr: errors.New("cannot create Secret")}, want: StepBlocked},
+		{name: "deployed with wanted digests", f: Facts{CaughtUp: true, Want: v1, Latest: rev(1, "deployed", v1), Deployed: rev(1, "deployed", v1)}, want: StepNone},
+		{name: "values changed", f: Facts{CaughtUp: true, Want: v2, Latest: rev(1, "deployed", v1), Deployed: rev(1, "deployed", v1)}, want: StepUpgrade},
+		{name: "an install waits for a dependency", f: Facts{CaughtUp: true, Want: v1, DependsErr: notReady}, want: StepDepend},
+		{name: "an upgrade waits for a dependency", f: Facts{CaughtUp: true, Want: v2, DependsErr: notReady, Latest: rev(1, "deployed", v1), Deployed: rev(1, "deployed", v1)}, want: StepDepend},
+		{name: "a release up to date is maintained whatever its dependencies", f: Facts{CaughtUp: true, Want: v1, DependsErr: notReady, Latest: rev(1, "deployed", v1), Deployed: rev(1, "deployed", v1)}, want: StepNone},
+		{name: "a deletion does not wait for dependencies", f: Facts{Deleting: true, DependsErr: notReady}, want: StepUninstall},
+		{name: "chart changed", f: Facts{CaughtUp: true, Want: c2, Latest: rev(1, "deployed", v1), Deployed: rev(1, "deployed", v1)}, want: StepUpgrade},
+		{name: "pending, held by another writer", f: Facts{CaughtUp: true, Want: v2, Latest: rev(2, "pending-upgrade", v2), Deployed: rev(1, "deployed", v1)}, want: StepWait},
+		// Our own Helm action ended without recording its end (the API server went away).
+		{name: "pending, held by this process", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: held(rev(2, "pending-upgrade", v2), "me"), Deployed: rev(1, "deployed", v1)}, want: StepUnlock},
+		{name: "pending, held by another process that runs", f: Facts{CaughtUp: true, Self: "me", HolderAlive: true, Want: v2, Latest: held(rev(2, "pending-upgrade", v2), "peer"), Deployed: rev(1, "deployed", v1)}, want: StepWait},
+		{name: "pending, left by a rudder that is gone", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: held(rev(2, "pending-install", v2), "gone")}, want: StepUnlock},
+		{name: "pending upgrade by hand, rudder's labels copied", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: byHand(held(rev(2, "pending-upgrade", v1), "gone"), 1), Deployed: rev(1, "deployed", v1)}, want: StepWait},
+		{name: "pending rollback left by a rudder that is gone", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: rollingBackAs(byHand(held(rev(3, "pending-rollback", v1), "gone"), 1), 3), Deployed: rev(2, "deployed", v2)}, want: StepUnlock},
+		{name: "pending rollback by hand, rudder's labels copied", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: byHand(held(rev(3, "pending-rollback", v1), "gone"), 1), Deployed: rev(2, "deployed", v2)}, want: StepWait},
+		{name: "pending rollback by hand to a revision rudder rolled back to before", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: rollingBackAs(byHand(held(rev(5, "pending-rollback", v1), "gone"), 1), 3), Deployed: rev(4, "deployed", v2)}, want: StepWait},
+		{name: "rollback by rudder, stopped before relabeling it: not out of band", f: Facts{CaughtUp: true, Self: "me", Want: v1, Latest: rollingBackAs(byHand(rev(3, "deployed", v1), 1), 3), Deployed: rollingBackAs(byHand(rev(3, "deployed", v1), 1), 3)}, want: StepNone},
+		{name: "rollback by hand to the same revision: out of band", f: Facts{CaughtUp: true, Self: "me", Want: v1, Latest: byHand(rev(3, "deployed", v1), 1), Deployed: byHand(rev(3, "deployed", v1), 1)}, want: StepUpgrade},
+		{name: "uninstall by hand of a revision rudder wrote", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: held(rev(2, "uninstalling", v2), "gone"), Deployed: rev(1, "superseded", v1)}, want: StepWait},
+		{name: "reinstall's uninstall left by a rudder that is gone", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: uninstallOf(held(rev(1, "uninstalling", v1), "gone"), 1)}, want: StepUnlock},
+		{name: "reinstall's uninstall left by this process", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: uninstallOf(held(rev(1, "uninstalling", v1), "me"), 1)}, want: StepUnlock},
+		{name: "reinstall's uninstall by a rudder that runs", f: Facts{CaughtUp: true, Self: "me", HolderAlive: true, Want: v2, Latest: uninstallOf(held(rev(1, "uninstalling", v1), "peer"), 1)}, want: StepWait},
+		{name: "uninstall by hand, rudder's uninstall mark copied by helm upgrade", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: uninstallOf(byHand(held(rev(3, "uninstalling", v2), "gone"), 2), 2), Deployed: rev(1, "superseded", v1)}, want: StepWait},
+		{name: "first install failed, spec changed", f: Facts{CaughtUp: true, Want: v2, Latest: rev(1, "failed", v1)}, want: StepReinstall},
+		{name: "upgrade canceled half-way, none deployed", f: Facts{CaughtUp: true, Want: v2, Latest: rev(2, "failed", v2), EverDeployed: true, Failures: 1}, want: StepUpgrade},
+		{name: "failed upgrade, spec reverted to deployed", f: Facts{CaughtUp: true, Want: v1, Latest: rev(2, "failed", v2), Deployed: rev(1, "deployed", v1), Failures: 3}, want: StepNone},
+		{name: "retry after backoff", f: Facts{CaughtUp: true, Want: v2, Latest: rev(2, "failed", v2), Deployed: rev(1, "deployed", v1), Failures: 1}, want: StepUpgrade},
+		{name: "backoff not over", f: Facts{CaughtUp: true, Want: v2, Latest: rev(2, "failed", v2), Deployed: rev(1, "deployed", v1), Failures: 1, RetryIn: time.Second}, want: StepWait},
+		{name: "retries exhausted", f: Facts{CaughtUp: true, Want: v2, Latest: rev(4, "failed", v2), Deployed: rev(1, "deployed", v1), Failures: 3}, want: StepHold},
+		{name: "install failed with no revision, retries exhausted", f: Facts{CaughtUp: true, Want: v1, Failures: 3}, want: StepHold},
+
+		// Remediation.
+		{name: "rollback strategy: attempts left, retry", f: Facts{CaughtUp: true, Remediation: rollback, Want: v2, Latest: rev(2, "failed", v2), Deployed: rev(1, "deployed", v1), Failures: 2}, want: StepUpgrade},
+		{name: "rollback strategy: last attempt stored a failed revision, roll back", f: Facts{CaughtUp: true, Remediation: rollback, Want: v2, Latest: rev(3, "failed", v2), Deployed: rev(1, "deployed", v1), Failures: 3}, want: StepRemediate},
+		{name: "rollback strategy: render errors stored nothing, hold", f: Facts{CaughtUp: true, Remediation: rollback, Want: v2, Latest: rev(1, "deployed", v1), Deployed: rev(1, "deployed", v1), Failures: 3}, want: StepHold},
+		{name: "rollback strategy: failed revision of an older spec, hold", f: Facts{CaughtUp: true, Remediation: rollback, Want: c2, Latest: rev(2, "failed", v2), Deployed: rev(1, "deployed", v1), Failures: 3}, want: StepHold},
+		{name: "rollback strategy: the remediating rollback failed, hold", f: Facts{CaughtUp: true, Remediation: rollback, RemediationFailed: true, Want: v2, Latest: rev(3, "failed", v2), Deployed: rev(1, "deployed", v1), Failures: 4}, want: StepHold},
+		{name: "retry strategy: attempts exhausted, hold", f: Facts{CaughtUp: true, Remediation: retry, Want: v2, Latest: rev(3, "failed", v2), Deployed: rev(1, "deployed", v1), Failures: 3}, want: StepHold},
+		{name: "not Ready in time, rollback: back to the previous revision", f: Facts{CaughtUp: true, Remediation: rollback, Stalled: true, Want: v2, Latest: rev(2, "deployed", v2), Deployed: rev(2, "deployed", v2), Previous: rev(1, "superseded", v1)}, want: StepRemediate},
+		{name: "not Ready in time, rollback, no previous revision", f: Facts{CaughtUp: true, Remediation: rollback, Stalled: true, Want: v2, Latest: rev(1, "deployed", v2), Deployed: rev(1, "deployed", v2)}, want: StepNone},
+		{name: "failed its tests, rollback: back to the previous revision", f: Facts{CaughtUp: true, Remediation: rollback, TestFailed: true, Want: v2, Latest: rev(2, "deployed", v2), Deployed: rev(2, "deployed", v2), Previous: rev(1, "superseded", v1)}, want: StepRemediate},
+		{name: "failed its tests, rollback, no previous revision: held", f: Facts{CaughtUp: true, Remediation: rollback, TestFailed: true, Want: v2, Latest: rev(1, "deployed", v2), Deployed: rev(1, "deployed", v2)}, want: StepNone},
+		{name: "failed its tests, retry: left serving", f: Facts{CaughtUp: true, Remediation: retry, TestFailed: true, Want: v2, Latest: rev(2, "deployed", v2), Deployed: rev(2, "deployed", v2), Previous: rev(1, "superseded", v1)}, want: StepNone},
+		{name: "not Ready in time, retry: left serving", f: Facts{CaughtUp: true, Remediation: retry, Stalled: true, Want: v2, Latest: rev(2, "deployed", v2), Deployed: rev(2, "deployed", v2), Previous: rev(1, "superseded", v1)}, want: StepNone},
+		{name: "rolled back after a failure: held", f: Facts{CaughtUp: true, Remediation: rollback, Want: v2, Latest: rev(3, "deployed", v1), Deployed: remediating(rev(3, "deployed", v1), v2), Previous: rev(2, "superseded", v2)}, want: StepNone},
+		{name: "rolled back after a failure, spec changed: upgrade", f: Facts{CaughtUp: true, Remediation: rollback, Want: c2, Latest: rev(3, "deployed", v1), Deployed: remediating(rev(3, "deployed", v1), v2)}, want: StepUpgrade},
+		{name: "failed install, policy keep: reinstall", f: Facts{CaughtUp: true, Remediation: retry, Want: v1, Latest: rev(1, "failed", v1), Failures: 1}, want: StepReinstall},
+		{name: "failed install, policy uninstall", f: Facts{CaughtUp: true, Remediation: uninst, Want: v1, Latest: rev(1, "failed", v1), Failures: 1, RetryIn: time.Second}, want: StepDropInstall},
+		{name: "failed install, policy uninstall, attempts exhausted: still uninstalled", f: Facts{CaughtUp: true, Remediation: uninst, Want: v1, Latest: rev(1, "failed", v1), Failures: 3}, want: StepDropInstall},
+		{name: "failed install uninstalled, backoff", f: Facts{CaughtUp: true, Remediation: uninst, Want: v1, Failures: 1, RetryIn: time.Second}, want: StepWait},
+
+		// Out-of-band Helm.
+		{name: "helm upgrade by hand, revert", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandRevert, Want: v1, Latest: byHand(rev(2, "deployed", v1), 1), Deployed: byHand(rev(2, "deployed", v1), 1), Ours: rev(1, "superseded", v1)}, want: StepUpgrade},
+		{name: "helm rollback by hand, revert", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandRevert, Want: v2, Latest: byHand(rev(3, "deployed", v1), 1), Deployed: byHand(rev(3, "deployed", v1), 1), Ours: rev(2, "superseded", v2)}, want: StepUpgrade},
+		{name: "helm upgrade by hand, keep", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v1, Latest: byHand(rev(2, "deployed", v1), 1), Deployed: byHand(rev(2, "deployed", v1), 1), Ours: rev(1, "superseded", v1)}, want: StepNone},
+		{name: "helm rollback by hand, keep", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v2, Latest: byHand(rev(3, "deployed", v1), 1), Deployed: byHand(rev(3, "deployed", v1), 1), Ours: rev(2, "superseded", v2)}, want: StepNone},
+		{name: "by hand, keep, spec changed since: upgrade", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v2, Latest: byHand(rev(2, "deployed", v1), 1), Deployed: byHand(rev(2, "deployed", v1), 1), Ours: rev(1, "superseded", v1)}, want: StepUpgrade},
+		{name: "by hand, keep, no revision of rudder's left: upgrade", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v1, Latest: byHand(rev(5, "deployed", v1), 1), Deployed: byHand(rev(5, "deployed", v1), 1)}, want: StepUpgrade},
+		{name: "by hand, revert failing: attempts bounded", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandRevert, Want: v1, Latest: rev(3, "failed", v1), Deployed: byHand(rev(2, "deployed", v1), 1), Ours: rev(3, "failed", v1), Failures: 3}, want: StepHold},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.f.Remediation.MaxAttempts == 0 {
+				tt.f.Remediation = retry
+			}
+			if got := Plan(tt.f); got != tt.want {
+				t.Errorf("plan() = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

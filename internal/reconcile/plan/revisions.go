@@ -1,0 +1,164 @@
+package plan
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/watches"
+)
+
+// FromHistory sets the facts read from a release's history, newest first.
+func (f *Facts) FromHistory(hist []storage.Revision) {
+	for i := range hist {
+		if f.Latest == nil {
+			f.Latest = &hist[i]
+		}
+		if hist[i].Status == "deployed" {
+			f.Deployed = &hist[i]
+			break
+		}
+	}
+	for i := range hist {
+		if hist[i].Status == "deployed" || hist[i].Status == "superseded" {
+			f.EverDeployed = true
+			break
+		}
+	}
+	f.Ours = NewestByRudder(hist)
+	f.Previous = PreviousDeployed(hist, f.Deployed)
+}
+
+// FailedRevision returns r when it failed, else nil.
+func FailedRevision(r *storage.Revision) *storage.Revision {
+	if r == nil || r.Status != "failed" {
+		return nil
+	}
+	return r
+}
+
+// WrittenByRudder reports whether rudder wrote rev: its LabelRevision is its
+// own number. helm upgrade and helm rollback copy an older revision's labels,
+// LabelRevision included, so theirs carry another number. A rollback rudder
+// made carries its own number in LabelRollbackAs from the start, which
+// counts too: rudder may have stopped before it relabeled the revision.
+func WrittenByRudder(rev *storage.Revision) bool {
+	own := strconv.Itoa(rev.Number)
+	return rev.Labels[storage.LabelRevision] == own || rev.Labels[storage.LabelRollbackAs] == own
+}
+
+// NewestByRudder returns the newest revision of history rudder wrote.
+func NewestByRudder(history []storage.Revision) *storage.Revision {
+	for i := range history {
+		if WrittenByRudder(&history[i]) {
+			return &history[i]
+		}
+	}
+	return nil
+}
+
+// KeepsOutOfBand reports whether the deployed revision, written by another
+// Helm client, stays: the kind says outOfBand: keep and the spec and chart
+// are those rudder last deployed. With no revision of rudder's left to
+// compare with, rudder upgrades to the spec.
+func KeepsOutOfBand(f Facts) bool {
+	return !WrittenByRudder(f.Deployed) && f.OutOfBand == watches.OutOfBandKeep &&
+		f.Ours != nil && DigestsOf(f.Ours) == f.Want
+}
+
+// RemediationTarget returns the revision a rollback remediating the wanted
+// spec goes back to, nil when the kind's policy or the history allows none:
+// for a revision not Ready in time or failing its tests, the one deployed before it; for failed
+// upgrade attempts, the deployed one, and only when the last attempt stored a
+// revision (which may have changed objects; a render error changed nothing).
+// One failed remediation ends remediation for these digests.
+func RemediationTarget(f Facts) *storage.Revision {
+	if f.Remediation.Strategy != watches.StrategyRollback || f.RemediationFailed || f.Deployed == nil {
+		return nil
+	}
+	if f.Stalled || f.TestFailed {
+		return f.Previous
+	}
+	if l := f.Latest; l != nil && l.Status == "failed" && l.Number > f.Deployed.Number && DigestsOf(l) == f.Want {
+		return f.Deployed
+	}
+	return nil
+}
+
+// HeldAfterRemediation reports whether the deployed revision is a rollback
+// rudder made because the wanted digests failed: it stays until they change.
+func HeldAfterRemediation(f Facts) bool {
+	d := f.Deployed
+	return WrittenByRudder(d) && d.Labels[storage.LabelFailedValuesDigest] != "" && d.Labels[storage.LabelFailedValuesDigest] == f.Want.Values &&
+		d.Labels[storage.LabelFailedChartDigest] == f.Want.Chart
+}
+
+// PreviousDeployed returns the newest revision older than deployed that was
+// deployed once (Helm marks it superseded); nil when none is stored.
+func PreviousDeployed(history []storage.Revision, deployed *storage.Revision) *storage.Revision {
+	for i := range history {
+		if deployed != nil && history[i].Number < deployed.Number && history[i].Status == "superseded" {
+			return &history[i]
+		}
+	}
+	return nil
+}
+
+// LeftByRudder reports whether rev, pending, is an operation a rudder process
+// started and that nobody is finishing, rather than one another writer has
+// in flight. helm upgrade and helm rollback copy rudder's labels from an
+// older revision, holder included; only the revision mark tells: rudder's
+// install or upgrade carries its own number in LabelRevision, rudder's
+// rollback in LabelRollbackAs, rudder's uninstall of a release its resource
+// still wants in LabelUninstallOf. A deleted resource's uninstall needs no
+// mark: its uninstall step runs it again.
+//
+// Held by this process (self), it is left: the reconciles of one resource
+// never overlap and each Helm action ends within its reconcile, so an
+// operation of ours still pending is one whose end Helm could not record
+// (the API server went away mid-action). Held by another process, it is
+// left only when that process is gone too (Facts.HolderAlive).
+func LeftByRudder(rev *storage.Revision, self string) bool {
+	h := rev.Labels[storage.LabelHolder]
+	if h == "" {
+		return false
+	}
+	own := strconv.Itoa(rev.Number)
+	switch rev.Status {
+	case "pending-install", "pending-upgrade":
+		return rev.Labels[storage.LabelRevision] == own
+	case "pending-rollback":
+		return rev.Labels[storage.LabelRollbackAs] == own
+	case "uninstalling":
+		return rev.Labels[storage.LabelUninstallOf] == own
+	default:
+		return false
+	}
+}
+
+// IsPending reports whether a Helm status means an operation is under way
+// (pending-install, pending-upgrade, pending-rollback, uninstalling).
+func IsPending(status string) bool {
+	return strings.HasPrefix(status, "pending-") || status == "uninstalling"
+}
+
+// Upgradable reports whether Helm upgrades a release whose newest revision
+// has status, when none is deployed.
+func Upgradable(status string) bool {
+	return status == "failed" || status == "superseded"
+}
+
+// Stuck reports whether f's release is in a state no step of rudder's
+// leaves: none deployed, and a newest revision Helm cannot upgrade from (a
+// status such as "unknown" that only another client can store).
+func Stuck(f Facts) bool {
+	return f.Deployed == nil && f.Latest != nil && f.EverDeployed && !Upgradable(f.Latest.Status) &&
+		!IsPending(f.Latest.Status) && f.Latest.Status != "uninstalled"
+}
+
+// KeepsUninstall reports whether an uninstall by another Helm client that
+// kept the history stays: the kind says outOfBand: keep and the spec and chart
+// are those rudder last deployed. A change of either installs again.
+func KeepsUninstall(f Facts) bool {
+	return f.OutOfBand == watches.OutOfBandKeep && f.Ours != nil && DigestsOf(f.Ours) == f.Want
+}
