@@ -3,7 +3,9 @@ package owner
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
@@ -59,4 +61,18 @@ func Stamp(obj interface {
 	}
 	l[LabelRelease] = release
 	obj.SetLabels(l)
+}
+
+// NewObject returns an empty object of kind gvk: its Go type when the
+// scheme has one, else an unstructured object. Reads and watches of a
+// release's objects use it, so that both share one informer per kind.
+func NewObject(scheme *runtime.Scheme, gvk schema.GroupVersionKind) client.Object {
+	if typed, err := scheme.New(gvk); err == nil {
+		if obj, ok := typed.(client.Object); ok {
+			return obj
+		}
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u
 }

@@ -4,6 +4,7 @@
 // it and writes status once.
 //
 // Steps live one per file; Helm is reached only through the helm package.
+// Package enqueue says which events reconcile a resource, and when.
 // What the reconciler remembers of a resource between its reconciles is one
 // entry of memory (memory.go), dropped whole by Forget. It must never import
 // the manager or the command line (internal/manager, internal/cli).

@@ -7,8 +7,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,7 +28,7 @@ const unwatchedPoll = 10 * time.Second
 // remediation.readinessTimeout has passed); event DriftRepaired per object
 // put back.
 func (r *Reconciler) maintain(ctx context.Context, o *observation) (ctrl.Result, error) {
-	if err := r.watcher.watch(o.deployed.objects); err != nil {
+	if err := r.watcher.Watch(o.deployed.objects); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.assess(ctx, o, true)
@@ -157,7 +155,7 @@ func liveState(want *unstructured.Unstructured, cached client.Object, live *unst
 // cache holds less of it than a comparison with want needs (owner.Whole).
 // Nil when it does not exist.
 func (r *Reconciler) look(ctx context.Context, want *unstructured.Unstructured) (client.Object, error) {
-	live := dependentObject(r.Client.Scheme(), want.GroupVersionKind())
+	live := owner.NewObject(r.Client.Scheme(), want.GroupVersionKind())
 	err := r.Dependents.Get(ctx, client.ObjectKeyFromObject(want), live, client.UnsafeDisableDeepCopy)
 	if err == nil {
 		live, err = owner.Whole(ctx, r.APIReader, want, live)
@@ -173,7 +171,7 @@ func (r *Reconciler) look(ctx context.Context, want *unstructured.Unstructured) 
 // fraction of the memory of an unstructured object, and converted.
 func (r *Reconciler) read(ctx context.Context, reader client.Reader, want *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	gvk := want.GroupVersionKind()
-	obj := dependentObject(r.Client.Scheme(), gvk)
+	obj := owner.NewObject(r.Client.Scheme(), gvk)
 	err := reader.Get(ctx, client.ObjectKeyFromObject(want), obj)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -189,17 +187,4 @@ func (r *Reconciler) read(ctx context.Context, reader client.Reader, want *unstr
 		return nil, fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)
 	}
 	return live, nil
-}
-
-// dependentObject returns an empty object of kind gvk: its Go type when the
-// scheme has one, else an unstructured object.
-func dependentObject(scheme *runtime.Scheme, gvk schema.GroupVersionKind) client.Object {
-	if typed, err := scheme.New(gvk); err == nil {
-		if obj, ok := typed.(client.Object); ok {
-			return obj
-		}
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	return u
 }

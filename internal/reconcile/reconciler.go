@@ -27,6 +27,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/identity"
+	"github.com/rudder-operator/rudder/internal/reconcile/enqueue"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -85,7 +86,7 @@ type Reconciler struct {
 	}
 
 	chartDigest string
-	watcher     *dependentWatcher
+	watcher     *enqueue.Dependents
 	sources     sourceWatcher
 	memory      memory                  // what is remembered of each resource between reconciles
 	testsDone   chan event.GenericEvent // the end of each chart test run
@@ -277,7 +278,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.Watch.GVK.Kind).
-		For(r.newObject(), builder.WithPredicates(forPredicate(r.Watch.Selector, Finalizer))).
+		For(r.newObject(), builder.WithPredicates(enqueue.Resources(r.Watch.Selector, Finalizer))).
 		WatchesRawSource(source.Kind[client.Object](r.Storage, storage.Object(), r.releaseHandler())).
 		WatchesRawSource(source.Channel(r.testsDone, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles})
@@ -293,6 +294,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.watchSources(mgr, c); err != nil {
 		return fmt.Errorf("kind %s: indexing values sources: %w", r.Watch.GVK.Kind, err)
 	}
-	r.watcher = &dependentWatcher{ctrl: c, cache: r.Dependents, scheme: mgr.GetScheme(), owner: r.Watch.GVK.GroupKind(), enabled: r.Watch.WatchDependentResources}
+	r.watcher = &enqueue.Dependents{Controller: c, Cache: r.Dependents, Scheme: mgr.GetScheme(), Owner: r.Watch.GVK.GroupKind(), Enabled: r.Watch.WatchDependentResources}
 	return nil
 }

@@ -1,4 +1,4 @@
-package reconcile
+package enqueue
 
 import (
 	"sync"
@@ -13,24 +13,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/rudder-operator/rudder/internal/owner"
 )
 
-// dependentWatcher starts, once per kind, a watch on the kinds of objects the
+// Dependents starts, once per kind, a watch on the kinds of objects the
 // releases render, so that an object changed or deleted by hand, or one whose
 // readiness changes, enqueues its custom resource (settlingHandler).
-type dependentWatcher struct {
-	ctrl    controller.Controller
-	cache   cache.Cache
-	scheme  *runtime.Scheme
-	owner   schema.GroupKind
-	enabled bool
+type Dependents struct {
+	Controller controller.Controller
+	Cache      cache.Cache // the dependents cache (owner.NewCache)
+	Scheme     *runtime.Scheme
+	Owner      schema.GroupKind // the kind of the custom resources
+	// Enabled is the watch's watchDependentResources: false watches none.
+	Enabled bool
 
 	mu      sync.Mutex
 	watched map[schema.GroupVersionKind]bool
 }
 
-func (w *dependentWatcher) watch(objs []*unstructured.Unstructured) error {
-	if !w.enabled {
+// Watch watches the kinds of objs not watched yet.
+func (w *Dependents) Watch(objs []*unstructured.Unstructured) error {
+	if !w.Enabled {
 		return nil
 	}
 	w.mu.Lock()
@@ -43,8 +47,8 @@ func (w *dependentWatcher) watch(objs []*unstructured.Unstructured) error {
 		if w.watched[gvk] {
 			continue
 		}
-		obj := dependentObject(w.scheme, gvk) // the type live reads, so both share one informer
-		if err := w.ctrl.Watch(source.Kind[client.Object](w.cache, obj, newSettlingHandler(w.owner, gvk))); err != nil {
+		obj := owner.NewObject(w.Scheme, gvk) // the type live reads, so both share one informer
+		if err := w.Controller.Watch(source.Kind[client.Object](w.Cache, obj, newSettlingHandler(w.Owner, gvk))); err != nil {
 			return err
 		}
 		w.watched[gvk] = true
@@ -52,11 +56,11 @@ func (w *dependentWatcher) watch(objs []*unstructured.Unstructured) error {
 	return nil
 }
 
-// forPredicate passes the custom-resource events worth a reconcile: those of
+// Resources passes the custom-resource events worth a reconcile: those of
 // resources the watch's selector matches or that carry rudder's finalizer
 // (they have a release, selected or not), and of changes to their spec,
 // labels, annotations or deletion — not the status writes of rudder itself.
-func forPredicate(sel labels.Selector, finalizer string) predicate.Predicate {
+func Resources(sel labels.Selector, finalizer string) predicate.Predicate {
 	return predicate.And(
 		predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return sel.Matches(labels.Set(o.GetLabels())) || controllerutil.ContainsFinalizer(o, finalizer)
