@@ -12,4 +12,6 @@
 // manager adds it through manager.Options.Webhook (cmd/manager passes
 // Options.Setup): package preview imports package manager, which therefore
 // cannot import this one.
+// It must never import package cli or Helm's action package; only cmd/manager
+// imports it.
 package admission

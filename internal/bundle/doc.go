@@ -4,5 +4,7 @@
 // Everything comes from config/ (the CRDs, RBAC and manager Deployment of
 // config/default, the samples of config/samples) and the README's opening, so
 // the bundle never says anything by hand that config/ says already. It reads
-// and writes files only, and must not talk to a cluster.
+// and writes files only, and never talks to a cluster: it must never import
+// controller-runtime or client-go, nor the reconcile, manager, cli, admission
+// or preview packages.
 package bundle

@@ -14,4 +14,6 @@
 // `rudder` through e.examples, and returns errors that name the flag or
 // argument at fault and the fix; Main prints them and sets the exit code
 // (ExitError for a code other than 1).
+// Only cmd/rudder imports it, tests aside; it must never import Helm's action
+// package, which package helm wraps.
 package cli

@@ -33,4 +33,6 @@
 //     maxLength and CEL rules.
 //
 // docs/chart-conventions.md explains each with examples.
+// It must never import controller-runtime or client-go, nor the reconcile,
+// manager, cli, admission or preview packages.
 package crdgen

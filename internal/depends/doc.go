@@ -9,4 +9,6 @@
 // A dependency is ready when its Ready condition is True for its current
 // generation. A dependency cycle is refused, and so is a namespace other than
 // the resource's unless the manager runs with --allow-cross-namespace-refs.
+// It must never import Helm or package helm, nor the reconcile, manager, cli,
+// admission or preview packages.
 package depends

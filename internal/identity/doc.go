@@ -5,4 +5,6 @@
 // or the resource's annotation rudder.dev/service-account. The API server's
 // RBAC then bounds what a resource can have done to what that account may do.
 // It decides nothing about releases and never caches objects.
+// It must never import Helm or package helm, nor the reconcile, manager, cli,
+// admission or preview packages.
 package identity

@@ -3,4 +3,7 @@
 // per watched kind, serves health probes and metrics (HTTPS, to the clients
 // the API server authorizes), and runs until stopped.
 // It holds no reconcile logic.
+// Only cmd/, cli, admission and preview import it, tests aside; it must never
+// import package cli or package admission (cmd/manager adds the webhook through
+// Options).
 package manager

@@ -5,6 +5,8 @@
 // Its cache of the releases' objects (NewCache) holds of each only what
 // rudder reads, whoever labeled it; Whole completes a held object when a
 // comparison needs more. It must not decide what to do about a change.
+// It must never import the reconcile, manager, cli, admission or preview
+// packages.
 package owner
 
 // Annotation marks objects that cannot carry an owner reference to their

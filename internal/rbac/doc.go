@@ -7,4 +7,6 @@
 // hooks declare (hook.Permissioner). It reads charts and renders them client
 // side; it never talks to the cluster itself (the caller hands it a
 // RESTMapper) and applies nothing.
+// Outside its tests it must never import the reconcile, manager, cli, admission
+// or preview packages.
 package rbac

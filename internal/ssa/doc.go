@@ -4,5 +4,6 @@
 // managers own (an admission policy's sidecar, an autoscaler's replicas) is
 // never compared nor replaced. It replaces a hand-written comparison of the
 // rendered object with the live one and a JSON merge patch, which replaced
-// whole lists. It must not import the reconcile or helm packages.
+// whole lists. It must never import Helm or package helm, nor the reconcile,
+// manager, cli, admission or preview packages.
 package ssa

@@ -2,4 +2,6 @@
 // Secrets) through a cache of their metadata alone: a release's revisions,
 // their Helm status and rudder's labels, without reading or decoding a release.
 // It never writes: Helm does, through the helm package.
+// It must never import Helm or package helm, nor the reconcile, manager, cli,
+// admission or preview packages.
 package storage

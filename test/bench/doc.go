@@ -53,4 +53,6 @@
 // runs every column at 20 WebApps and asserts only that each scenario
 // converged, and TestBenchMemoryShort measures 20 WebApps in four steps, so
 // that neither benchmark can rot; `make test` runs them.
+// It must never import rudder's internal packages other than testenv, shard and
+// watches: it measures the built binaries.
 package bench

@@ -6,4 +6,6 @@
 // It also owns the shell scripts the Jobs run (in the official postgres
 // image) and the dump file names they use. The scripts read credentials from
 // their environment: no secret passes through the hook.
+// It must never import Helm or package helm, nor the reconcile, manager, cli,
+// admission or preview packages.
 package backup

@@ -8,4 +8,6 @@
 // that one interrupted midway is finished, not run twice. Deciding (plan.go,
 // pure) is kept apart from doing (hook.go); it writes pods only through the
 // client of the account rudder acts as for the resource (hook.Acting).
+// It must never import Helm or package helm, nor the reconcile, manager, cli,
+// admission or preview packages.
 package chaos

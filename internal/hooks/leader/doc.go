@@ -10,4 +10,6 @@
 // leader. It owns the Elected condition and status.leader, leaderSince,
 // leaderChanges and leaderNode; it acts on nothing but the pods the resource
 // selects and its own Lease.
+// It must never import Helm or package helm, nor the reconcile, manager, cli,
+// admission or preview packages.
 package leader
