@@ -7,5 +7,5 @@
 // Package enqueue says which events reconcile a resource, and when.
 // What the reconciler remembers of a resource between its reconciles is one
 // entry of memory (memory.go), dropped whole by Forget. It must never import
-// the manager or the command line (internal/manager, internal/cli).
+// what builds on it: the manager, the command line, the webhook or preview.
 package reconcile

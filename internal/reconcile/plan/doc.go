@@ -6,6 +6,6 @@
 // pending, what a remediation rolls back to).
 //
 // It is pure: no I/O, no clock, no clients. It must never import
-// controller-runtime, client-go, Helm, the helm package or the other packages
-// of the reconciler; what it knows of a revision is its storage.Revision.
+// controller-runtime, client-go, Helm, the helm package or the reconciler;
+// what it knows of a revision is its storage.Revision.
 package plan

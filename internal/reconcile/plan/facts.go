@@ -11,7 +11,6 @@ import (
 type Digests struct{ Values, Chart string }
 
 // DigestsOf returns the digests rev carries in its labels.
-
 func DigestsOf(rev *storage.Revision) Digests {
 	return Digests{Values: rev.Labels[storage.LabelValuesDigest], Chart: rev.Labels[storage.LabelChartDigest]}
 }

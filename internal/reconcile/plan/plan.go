@@ -7,6 +7,7 @@ import (
 // Step is the one thing a reconcile does to a release.
 type Step string
 
+// The steps, each with what it is chosen for.
 const (
 	StepUninstall    Step = "uninstall"     // the custom resource is being deleted
 	StepInvalid      Step = "invalid"       // its values cannot be computed: wait for a spec change
