@@ -58,6 +58,7 @@ func (r *Reconciler) compare(ctx context.Context, o *observation, want, live *un
 	if err != nil {
 		return nil, nil, err
 	}
+	driftComparisons.WithLabelValues(r.Watch.GVK.Kind).Inc()
 	applied, err := ssa.Apply(ctx, writer, r.config(want), true)
 	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 		ctrl.LoggerFrom(ctx).Info("Cannot compare object with its revision by server-side apply; drift is not detected for it",

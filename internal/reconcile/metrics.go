@@ -30,6 +30,10 @@ var (
 		Name: "rudder_drift_repairs_total",
 		Help: "Objects of a release put back to the deployed revision after someone changed them, by kind and the object's kind.",
 	}, []string{"kind", "object_kind"})
+	driftComparisons = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rudder_drift_comparisons_total",
+		Help: "Server-side dry-run applies of a release's objects, made to compare them with the live ones (drift detection); they store nothing. By kind.",
+	}, []string{"kind"})
 	hookRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rudder_hook_runs_total",
 		Help: "Runs of a kind's Go hooks, by kind, hook and result (success, failure).",
@@ -37,7 +41,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileSeconds, helmSeconds, driftRepairs, hookRuns)
+	metrics.Registry.MustRegister(reconcileSeconds, helmSeconds, driftRepairs, driftComparisons, hookRuns)
 }
 
 // result names an error's outcome as the metrics' result label.

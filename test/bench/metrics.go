@@ -18,6 +18,7 @@ const (
 	metricHeapInuse       = "go_memstats_heap_inuse_bytes"
 	metricHeapAlloc       = "go_memstats_heap_alloc_bytes"
 	metricReleaseDecodes  = "rudder_release_decodes_total"
+	metricDryRuns         = "rudder_drift_comparisons_total"
 	labelRequestMethod    = "method"
 	writeVerbsDescription = "POST/PUT/PATCH/DELETE"
 )

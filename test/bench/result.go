@@ -35,6 +35,10 @@ type result struct {
 	// RestartDecodes is rudder_release_decodes_total when settled; nil when
 	// the metrics endpoint does not have it.
 	RestartDecodes *float64
+	// RestartDryRuns is rudder_drift_comparisons_total when settled: the
+	// PATCH requests of RestartRequests that were server-side dry runs,
+	// which store nothing; nil when the endpoint does not have it.
+	RestartDryRuns *float64
 
 	// Delete is delete all, until every object is gone.
 	Delete spent

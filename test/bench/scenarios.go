@@ -235,6 +235,10 @@ func (s *scenarioRun) restart(ctx context.Context) error {
 		decodes := sc.sum(metricReleaseDecodes)
 		s.res.RestartDecodes = &decodes
 	}
+	if sc, err := op.scrape(); err == nil && sc.has(metricDryRuns) {
+		dryRuns := sc.sum(metricDryRuns)
+		s.res.RestartDryRuns = &dryRuns
+	}
 	s.logf("restart: settled after %.1fs, %.1f CPU-s, requests %v", s.res.RestartWall, d.cpu, map[string]float64(d.requests))
 	return nil
 }

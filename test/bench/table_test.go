@@ -27,9 +27,9 @@ func TestFormatTable(t *testing.T) {
 	baseline.Requests = counts{"GET": 3000, "PATCH": 5000}
 	rudder := newResult(1000)
 	rudder.Cold.wall, rudder.Cold.cpu, rudder.IdleCPUPerMin, rudder.PeakRSS, rudder.PeakAnonRSS = 105, 30, 0.4, 120<<20, 90<<20
-	rudder.RestartRequests = counts{"GET": 40}
-	decodes := 1000.0
-	rudder.RestartDecodes = &decodes
+	rudder.RestartRequests = counts{"GET": 40, "PATCH": 2000}
+	decodes, dryRuns := 1000.0, 2000.0
+	rudder.RestartDecodes, rudder.RestartDryRuns = &decodes, &dryRuns
 	rudder.Requests = counts{"GET": 1000, "PATCH": 2000}
 
 	tests := []struct {
@@ -58,10 +58,14 @@ func TestFormatTable(t *testing.T) {
 			results: map[string]*result{columnFloor: floor, columnBaseline: baseline, columnRudder: rudder},
 			label:   "peak anonymous RSS (MiB)",
 			want:    "| peak anonymous RSS (MiB) | 40 | 160 | 90 | 0.56× | 2.25× | ≤ 80 at N=1000 ✗ |"},
-		{name: "writes during restart",
+		{name: "writes during restart, dry runs apart",
 			results: map[string]*result{columnFloor: floor, columnBaseline: baseline, columnRudder: rudder},
-			label:   "restart: API writes (POST/PUT/PATCH/DELETE)",
-			want:    "| restart: API writes (POST/PUT/PATCH/DELETE) | — | 1000 | 0 | 0.00× | — | 0 when nothing changed ✓ |"},
+			label:   "restart: API writes (POST/PUT/PATCH/DELETE, dry runs apart)",
+			want:    "| restart: API writes (POST/PUT/PATCH/DELETE, dry runs apart) | — | 1000 | 0 | 0.00× | — | 0 when nothing changed ✓ |"},
+		{name: "dry runs per resource; n/a without the metric",
+			results: map[string]*result{columnFloor: floor, columnBaseline: baseline, columnRudder: rudder},
+			label:   "restart: drift comparisons (server-side dry runs) per resource",
+			want:    "| restart: drift comparisons (server-side dry runs) per resource | n/a | n/a | 2.00 | — | — |  |"},
 		{name: "decodes per resource; n/a without the metric",
 			results: map[string]*result{columnFloor: floor, columnBaseline: baseline, columnRudder: rudder},
 			label:   "restart: stored-release decodes per resource",

@@ -66,6 +66,7 @@ func known() map[string]Series {
 	values("rudder_release_state", map[string][]string{"state": releaseStates})
 	plain("rudder_resource_ready", "kind", "group", "namespace", "name")
 	plain("rudder_drift_repairs_total", "kind", "object_kind")
+	plain("rudder_drift_comparisons_total", "kind")
 	plain("rudder_hook_runs_total", "kind", "hook", "result")
 	values("rudder_hook_runs_total", map[string][]string{"hook": hooks, "result": outcomes})
 	plain("rudder_backups_total", "namespace", "name", "result")
