@@ -24,7 +24,10 @@
 // changes and that has no kernel high-water mark; peak Go heap and API
 // requests come from the operators' metrics endpoints
 // (go_memstats_heap_inuse_bytes sampled every 10 s,
-// rest_client_requests_total) and from the applier's own counting transport.
+// rest_client_requests_total) and from the applier's own counting transport;
+// rudder's drift comparisons (rudder_drift_comparisons_total), server-side
+// dry runs that client-go counts as PATCH, are left out of the restart's
+// writes and printed apart.
 // On the local cluster (KUBECONFIG is bin/cluster/kubeconfig), the cold
 // install and the change wave also count the CPU the control plane's
 // processes used meanwhile (etcd, kube-apiserver, kube-controller-manager,
