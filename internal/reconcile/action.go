@@ -27,9 +27,10 @@ type helmAction struct {
 }
 
 // act runs a Helm install or upgrade of o's release with o's values and the
-// kind's chart, then records what storage must show next (expectations) and
-// what failed (failures). It never returns a Helm failure as an error: the
-// controller's own backoff would retry without bound; failures does it bounded.
+// kind's chart, then records in memory what storage must show next (an
+// expectation) and what failed (a failure). It never returns a Helm failure
+// as an error: the controller's own backoff would retry without bound; the
+// failure count memory keeps bounds them.
 func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	hc, err := r.helmFor(o)

@@ -32,7 +32,7 @@ func (e valuesFromError) Unwrap() error { return e.error }
 // annotation's) under its spec's, and keeps what the values digest is
 // computed from when a Secret is among them, and, for the rest of the
 // reconcile, the values taken from Secrets, which no condition, Event or
-// error it returns shows (secretValues). A problem of the sources
+// error it returns shows (memory.setSecrets). A problem of the sources
 // themselves is a valuesFromError; any other error is a failure to read them.
 func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 	sources, err := valuesfrom.Sources(r.Watch.ValuesFrom, o.obj.GetAnnotations())
