@@ -25,8 +25,9 @@ const labelLeader = "rudder.dev/leader"
 // Issue 35, part 2: a 3-replica WebApp under a LeaderElection has one leader;
 // deleting it makes another lead within seconds, twenty times in a row with
 // a SIGKILL of the manager after each, and the manager that follows keeps
-// the leader. A sampler looks twice a second at the pods and the Service's
-// EndpointSlices: never two pods labeled, never two endpoints. A leader made
+// the leader. A watch of the pods checks every state they go through, and a
+// sampler looks twice a second at the Service's EndpointSlices: never two
+// pods labeled, never two endpoints. A leader made
 // not Ready is replaced too, and deleting the LeaderElection leaves no label
 // and no Lease.
 func TestLeaderElection_Failover(t *testing.T) {
@@ -41,6 +42,7 @@ func TestLeaderElection_Failover(t *testing.T) {
 		"leaseDuration": "6s", "service": map[string]any{"port": 80, "targetPort": 80}})
 	leader := le.waitLeader("")
 
+	w := watchLeaders(t, ns, "app=active")
 	s := startLeaderSampler(t, ns, "active-leader", "app=active")
 	var failovers []time.Duration
 	for i := 1; i <= 20; i++ {
@@ -67,6 +69,9 @@ func TestLeaderElection_Failover(t *testing.T) {
 	t.Logf("failover after the leader turned not Ready: %s (pod %s to %s)", time.Since(start).Round(10*time.Millisecond), leader, next)
 	le.waitLeader(next)
 	s.stop()
+	if changes, leaders := w.stop(); leaders < 22 {
+		t.Errorf("the leader watch saw %d pods lead over %d changes, want 22: the first leader and one per failover", leaders, changes)
+	}
 
 	kubectl(t, "delete", "leaderelection", le.name, "-n", ns, "--timeout=1m")
 	if pods := labeledPods(t, ns, "app=active"); len(pods) != 0 {
@@ -80,7 +85,8 @@ func TestLeaderElection_Failover(t *testing.T) {
 // Issue 35, part 2: the leader's node is lost (deleted, as when a cloud
 // removes a dead machine; its pods remain until the pod garbage collector
 // takes them): a pod on another node leads within seconds. The node is the
-// test's own kwok node, tainted so that only this test's pod runs there.
+// test's own kwok node, tainted so that only this test's pod runs there. A
+// watch of the pods checks every state they go through: never two labeled.
 func TestLeaderElection_NodeLost(t *testing.T) {
 	t.Parallel() // its own operator, namespace and node
 	ns := "leader-node"
@@ -102,13 +108,15 @@ func TestLeaderElection_NodeLost(t *testing.T) {
 	if !strings.HasPrefix(leader, "on-node-") {
 		t.Fatalf("pod %s leads, want the oldest Ready pod, the one of WebApp on-node", leader)
 	}
-	s := startLeaderSampler(t, ns, "", "app in (on-node,elsewhere)")
+	w := watchLeaders(t, ns, "app in (on-node,elsewhere)")
 	kubectl(t, "delete", "node", node, "--wait=false")
 	start := time.Now()
 	next := le.waitLabeledOtherThan(leader)
 	t.Logf("failover after the leader's node was deleted: %s (pod %s to %s)", time.Since(start).Round(10*time.Millisecond), leader, next)
 	le.waitLeader(next)
-	s.stop()
+	if changes, leaders := w.stop(); leaders < 2 {
+		t.Errorf("the leader watch saw %d pods lead over %d changes, want both the old leader and the new one", leaders, changes)
+	}
 }
 
 // leaderElection is a LeaderElection of a test.
