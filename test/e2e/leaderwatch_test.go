@@ -32,6 +32,7 @@ type leaderWatch struct {
 	cancel      context.CancelFunc
 	done        chan error
 	stopOnce    sync.Once
+	exit        error // kubectl's, once stopped
 }
 
 func watchLeaders(t *testing.T, ns, selector string) *leaderWatch {
@@ -107,7 +108,7 @@ func (w *leaderWatch) see(typ string, p corev1.Pod) {
 func (w *leaderWatch) stop() (changes, leaders int) {
 	w.stopOnce.Do(func() {
 		w.cancel()
-		<-w.done // killed by the cancel: its exit says nothing
+		w.exit = <-w.done // killed by the cancel: kept for a debugger, it says nothing
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.t.Logf("leader watch: %d changes of the pods seen, %d pods led in turn, never two labeled at once unless reported above",
