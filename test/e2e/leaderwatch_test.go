@@ -3,12 +3,6 @@
 package e2e
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -29,41 +23,14 @@ type leaderWatch struct {
 	changes     int             // states seen after the first list
 	leaders     map[string]bool // every pod seen labeled
 	initialized chan struct{}
-	cancel      context.CancelFunc
-	done        chan error
+	watch       *podWatch
 	stopOnce    sync.Once
-	exit        error // kubectl's, once stopped
 }
 
 func watchLeaders(t *testing.T, ns, selector string) *leaderWatch {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &leaderWatch{t: t, labeled: map[string]bool{}, leaders: map[string]bool{},
-		initialized: make(chan struct{}), cancel: cancel, done: make(chan error, 1)}
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "kubectl"), "get", "pods", "-n", ns, "-l", selector,
-		"--watch", "--output-watch-events", "-o", "json")
-	cmd.Env = os.Environ()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		dec := json.NewDecoder(bufio.NewReader(out))
-		for {
-			var ev struct {
-				Type   string     `json:"type"`
-				Object corev1.Pod `json:"object"`
-			}
-			if err := dec.Decode(&ev); err != nil {
-				break
-			}
-			w.see(ev.Type, ev.Object)
-		}
-		w.done <- cmd.Wait()
-	}()
+	w := &leaderWatch{t: t, labeled: map[string]bool{}, leaders: map[string]bool{}, initialized: make(chan struct{})}
+	w.watch = watchPods(t, ns, selector, w.see)
 	t.Cleanup(func() { w.stop() })
 	select {
 	case <-w.initialized:
@@ -107,8 +74,7 @@ func (w *leaderWatch) see(typ string, p corev1.Pod) {
 // called again.
 func (w *leaderWatch) stop() (changes, leaders int) {
 	w.stopOnce.Do(func() {
-		w.cancel()
-		w.exit = <-w.done // killed by the cancel: kept for a debugger, it says nothing
+		w.watch.stop()
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.t.Logf("leader watch: %d changes of the pods seen, %d pods led in turn, never two labeled at once unless reported above",

@@ -3,12 +3,9 @@
 package e2e
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -63,42 +60,13 @@ type podSampler struct {
 	worstAt     string
 	deleted     map[string]bool // pods seen being deleted
 	initialized chan struct{}
-	cancel      context.CancelFunc
-	done        chan error
-	stopOnce    sync.Once
-	exit        error // kubectl's, once stopped
+	watch       *podWatch
 }
 
 func samplePods(t *testing.T, ns, app string, desired int) *podSampler {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &podSampler{pods: map[string]corev1.Pod{}, desired: desired, deleted: map[string]bool{},
-		initialized: make(chan struct{}), cancel: cancel, done: make(chan error, 1)}
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "kubectl"), "get", "pods", "-n", ns, "-l", "app="+app,
-		"--watch", "--output-watch-events", "-o", "json")
-	cmd.Env = os.Environ()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		dec := json.NewDecoder(bufio.NewReader(out))
-		for {
-			var ev struct {
-				Type   string     `json:"type"`
-				Object corev1.Pod `json:"object"`
-			}
-			if err := dec.Decode(&ev); err != nil {
-				break
-			}
-			s.see(ev.Type, ev.Object)
-		}
-		s.done <- cmd.Wait()
-	}()
-	t.Cleanup(s.stop)
+	s := &podSampler{pods: map[string]corev1.Pod{}, desired: desired, deleted: map[string]bool{}, initialized: make(chan struct{})}
+	s.watch = watchPods(t, ns, "app="+app, s.see)
 	select {
 	case <-s.initialized:
 	case <-time.After(time.Minute):
@@ -144,12 +112,7 @@ func (s *podSampler) see(typ string, p corev1.Pod) {
 }
 
 // stop ends the watch and waits for kubectl to exit; it may be called again.
-func (s *podSampler) stop() {
-	s.stopOnce.Do(func() {
-		s.cancel()
-		s.exit = <-s.done // killed by the cancel: kept for a debugger, it says nothing
-	})
-}
+func (s *podSampler) stop() { s.watch.stop() }
 
 // result returns the samples taken, the most pods not Ready at one, when, and the pods seen deleted.
 func (s *podSampler) result() (samples, worst int, worstAt string, deleted []string) {
