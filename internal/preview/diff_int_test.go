@@ -201,6 +201,18 @@ func TestDiff_ValuesFromSecretMasked(t *testing.T) {
 	if err := k8s.Patch(ctx, app.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"rudder.dev/paused":"true"}}}`))); err != nil {
 		t.Fatal(err)
 	}
+	// Until the reconciler has seen the pause, the Secret's change below
+	// would upgrade the release, and a preview during that upgrade says so.
+	testenv.Eventually(t, "the reconciler sees the pause", func() error {
+		live := webApp(ns, "api", "")
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
+			return err
+		}
+		if c := testenv.Condition(live, "Paused"); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("condition Paused %+v", c)
+		}
+		return nil
+	})
 	s.StringData = map[string]string{"token": "second-secret-token"}
 	if err := k8s.Update(ctx, s); err != nil {
 		t.Fatal(err)
