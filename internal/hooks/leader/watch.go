@@ -31,7 +31,10 @@ func selects(res *unstructured.Unstructured, o metav1.Object) bool {
 	if l, _, _ := unstructured.NestedString(res.Object, "status", "leader"); l != "" && l == o.GetName() {
 		return true
 	}
-	spec, _, _ := unstructured.NestedMap(res.Object, "spec")
+	// The cache's own object (hook.Watch): read in place, not copied, on
+	// every pod event.
+	raw, _, _ := unstructured.NestedFieldNoCopy(res.Object, "spec")
+	spec, _ := raw.(map[string]any)
 	sel, err := selectorOf(spec)
 	return err == nil && sel.Matches(labels.Set(o.GetLabels()))
 }
