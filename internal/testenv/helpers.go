@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
@@ -55,4 +57,17 @@ func RunWithManager(m *testing.M, mgr manager.Manager) int {
 		return 1
 	}
 	return code
+}
+
+// Gone turns the error of a Get into nil when the object is not found, and
+// into an error when it was found: for Eventually, waiting for a deletion.
+func Gone(err error) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err == nil:
+		return errors.New("still exists")
+	default:
+		return err
+	}
 }

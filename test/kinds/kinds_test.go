@@ -125,11 +125,11 @@ func TestNetwork_SeedSample(t *testing.T) {
 		t.Fatalf("delete: %v", err)
 	}
 	testenv.Eventually(t, "Network gone", func() error {
-		return gone(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "example-network"}, networkRef(ns, "")))
+		return testenv.Gone(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "example-network"}, networkRef(ns, "")))
 	})
 	testenv.Eventually(t, "release gone", func() error { return revisionsAre(ns, release) })
 	testenv.Eventually(t, "ConfigMap gone", func() error {
-		return gone(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "example-network"}, &corev1.ConfigMap{}))
+		return testenv.Gone(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "example-network"}, &corev1.ConfigMap{}))
 	})
 }
 
@@ -358,16 +358,4 @@ func conditionTrue(u *unstructured.Unstructured, typ string) error {
 		return fmt.Errorf("%s observedGeneration %d, want %d", typ, c.ObservedGeneration, u.GetGeneration())
 	}
 	return nil
-}
-
-// gone turns the error of a Get into nil when the object is not found.
-func gone(err error) error {
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err == nil:
-		return errors.New("still exists")
-	default:
-		return err
-	}
 }

@@ -73,5 +73,5 @@ func deleteFiles(t *testing.T, ns string) {
 	if err := k8s.Delete(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, "WebApp files gone", func() error { return gone(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)) })
+	testenv.Eventually(t, "WebApp files gone", func() error { return testenv.Gone(k8s.Get(ctx, client.ObjectKeyFromObject(app), app)) })
 }

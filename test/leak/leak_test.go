@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -25,7 +24,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -172,7 +170,7 @@ func TestGeneratedPassword_NeverLeaks(t *testing.T) {
 	}
 	for _, db := range dbs {
 		testenv.Eventually(t, "Database "+db.GetName()+" gone", func() error {
-			return gone(c.k8s.Get(ctx, client.ObjectKeyFromObject(db), newDatabase(ns.Name, "", nil)))
+			return testenv.Gone(c.k8s.Get(ctx, client.ObjectKeyFromObject(db), newDatabase(ns.Name, "", nil)))
 		})
 		testenv.Eventually(t, "release database-"+db.GetName()+" gone", func() error {
 			return testenv.RevisionsAre(ctx, c.k8s, ns.Name, "database-"+db.GetName())
@@ -388,18 +386,6 @@ func backupJobExists(ctx context.Context, k8s client.Client, ns, name string) er
 		}
 	}
 	return fmt.Errorf("no Job requested by %s=1 among %d", backup.AnnotationBackupNow, len(jobs.Items))
-}
-
-// gone turns the error of a Get into nil when the object is not found.
-func gone(err error) error {
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case err == nil:
-		return errors.New("still exists")
-	default:
-		return err
-	}
 }
 
 // A secret is a password the test looks for, in every form it searches,
