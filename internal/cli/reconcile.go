@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rudder-operator/rudder/internal/reconcile"
 )
 
 func newReconcileCommand(e *env) *cobra.Command {
@@ -49,7 +49,7 @@ status.lastHandledReconcileAt echoes it, then prints the resource's phase.`,
 // reconcile.AnnotationReconcileRequestedAt set to the time) and, with wait,
 // waits until the resource's status says a reconcile has seen that request.
 func (c *conn) reconcile(ctx context.Context, out io.Writer, obj *unstructured.Unstructured, wait time.Duration) error {
-	return c.ask(ctx, out, obj, request{annotation: reconcile.AnnotationReconcileRequestedAt, handled: "lastHandledReconcileAt",
+	return c.ask(ctx, out, obj, request{annotation: status.AnnotationReconcileRequestedAt, handled: "lastHandledReconcileAt",
 		what: "reconcile", late: "no reconcile saw the request"},
 		wait, func(p *printer, ref string) error {
 			phase, _, _ := unstructured.NestedString(obj.Object, "status", "phase")

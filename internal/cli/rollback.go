@@ -9,13 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/helm"
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
@@ -82,12 +83,12 @@ func (c *conn) rollback(ctx context.Context, out io.Writer, obj *unstructured.Un
 	if !known {
 		return fmt.Errorf("revision %d is not in the release's history; see `rudder history`", to)
 	}
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, reconcile.AnnotationRollbackTo, strconv.Itoa(to))
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, status.AnnotationRollbackTo, strconv.Itoa(to))
 	if err := c.client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("asking for the rollback: %w", err)
 	}
 	p := &printer{w: out}
-	p.printf("%s/%s: rollback to revision %d requested (annotation %s)\n", strings.ToLower(obj.GetKind()), obj.GetName(), to, reconcile.AnnotationRollbackTo)
+	p.printf("%s/%s: rollback to revision %d requested (annotation %s)\n", strings.ToLower(obj.GetKind()), obj.GetName(), to, status.AnnotationRollbackTo)
 	if wait == 0 {
 		return p.err
 	}
@@ -137,7 +138,7 @@ func (c *conn) rolledBack(ctx context.Context, obj *unstructured.Unstructured, r
 	}
 	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, raw := range conds {
-		if m, ok := raw.(map[string]any); ok && m["type"] == reconcile.ConditionReleased && m["status"] == "True" {
+		if m, ok := raw.(map[string]any); ok && m["type"] == status.ConditionReleased && m["status"] == "True" {
 			return fmt.Sprint(m["message"]), true, nil
 		}
 	}

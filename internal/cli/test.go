@@ -6,10 +6,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/rudder-operator/rudder/internal/reconcile"
 )
 
 func newTestCommand(e *env) *cobra.Command {
@@ -48,26 +48,26 @@ release, as helm test does: the command sets the annotation rudder.dev/test-requ
 // until status.lastHandledTestAt answers the request, then prints the Tested
 // condition. A run that failed, or could not run, is an error.
 func (c *conn) test(ctx context.Context, out io.Writer, obj *unstructured.Unstructured, wait time.Duration) error {
-	return c.ask(ctx, out, obj, request{annotation: reconcile.AnnotationTestRequestedAt, handled: "lastHandledTestAt",
+	return c.ask(ctx, out, obj, request{annotation: status.AnnotationTestRequestedAt, handled: "lastHandledTestAt",
 		what: "test run", late: "the tests did not end (is the release deployed?)"},
 		wait, func(p *printer, ref string) error {
-			status, reason, message := tested(obj)
+			state, reason, message := tested(obj)
 			p.printf("%s: %s: %s\n", ref, reason, message)
 			if p.err != nil {
 				return p.err
 			}
-			if status != "True" {
+			if state != "True" {
 				return fmt.Errorf("%s: the tests did not pass (%s); see kubectl describe %s", ref, reason, ref)
 			}
 			return nil
 		})
 }
 
-// tested returns obj's Tested condition's status, reason and message.
-func tested(obj *unstructured.Unstructured) (status, reason, message string) {
+// tested returns obj's Tested condition's status (state), reason and message.
+func tested(obj *unstructured.Unstructured) (state, reason, message string) {
 	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, raw := range conds {
-		if m, ok := raw.(map[string]any); ok && m["type"] == reconcile.ConditionTested {
+		if m, ok := raw.(map[string]any); ok && m["type"] == status.ConditionTested {
 			return fmt.Sprint(m["status"]), fmt.Sprint(m["reason"]), fmt.Sprint(m["message"])
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,7 +18,6 @@ import (
 	"github.com/rudder-operator/rudder/internal/identity"
 	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/internal/owner"
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/redact"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/values"
@@ -40,8 +41,8 @@ func (d *differ) resource(ctx context.Context, obj *unstructured.Unstructured) (
 	if err := d.adoptUID(ctx, obj); err != nil {
 		return res, err
 	}
-	if obj.GetAnnotations()[reconcile.AnnotationPaused] == "true" {
-		res.Notes = append(res.Notes, fmt.Sprintf("annotation %s is true: the reconciler changes nothing until it is removed", reconcile.AnnotationPaused))
+	if obj.GetAnnotations()[status.AnnotationPaused] == "true" {
+		res.Notes = append(res.Notes, fmt.Sprintf("annotation %s is true: the reconciler changes nothing until it is removed", status.AnnotationPaused))
 	}
 	actor, err := d.imp.ActorFor(obj)
 	if err != nil {

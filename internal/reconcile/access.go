@@ -4,40 +4,14 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/owner"
-)
-
-// Condition reasons of a release that would reach past what its resource
-// may do.
-const (
-	// ReasonForbidden: the account rudder acts as for the resource may not do
-	// what the release needs; the message is the API server's, naming the
-	// account, the verb and the resource.
-	ReasonForbidden = "Forbidden"
-	// ReasonOutsideNamespace: the chart rendered an object in another
-	// namespace than the resource's.
-	ReasonOutsideNamespace = "OutsideNamespace"
-	// ReasonClusterScopedNotAllowed: the chart rendered a cluster-scoped
-	// object its kind's watches.yaml entry does not list under clusterScoped.
-	ReasonClusterScopedNotAllowed = "ClusterScopedNotAllowed"
-	// ReasonRevisionNotSigned: a rollback or a repair would apply the manifest
-	// of a revision rudder did not write (helm CLI, or a forged storage Secret).
-	ReasonRevisionNotSigned = "RevisionNotSigned"
-	// ReasonUninstallLeft (event): an uninstall left objects rudder did not
-	// make (those a revision it did not write lists) or storage Secrets that
-	// do not decode.
-	ReasonUninstallLeft = "UninstallLeftObjects"
-	// ReasonRevisionUndecodable: a storage Secret of the release does not
-	// decode; the message names it.
-	ReasonRevisionUndecodable = "RevisionUndecodable"
-	// ReasonServiceAccountInvalid: the rudder.dev/service-account annotation
-	// does not name a ServiceAccount.
-	ReasonServiceAccountInvalid = "ServiceAccountInvalid"
 )
 
 // access is how o's release acts on the cluster: within the resource's
@@ -91,14 +65,14 @@ func (r *Reconciler) actingReader(o *observation, fallback client.Reader) (clien
 func failureReason(err error, fallback string) string {
 	switch {
 	case errors.Is(err, helm.ErrNotSigned):
-		return ReasonRevisionNotSigned
+		return status.ReasonRevisionNotSigned
 	case errors.Is(err, helm.ErrOutsideNamespace):
-		return ReasonOutsideNamespace
+		return status.ReasonOutsideNamespace
 	case errors.Is(err, helm.ErrClusterScopedNotAllowed):
-		return ReasonClusterScopedNotAllowed
+		return status.ReasonClusterScopedNotAllowed
 	case apierrors.IsForbidden(err) || strings.Contains(err.Error(), " is forbidden: User "):
 		// Helm joins some API errors into strings: the message counts too.
-		return ReasonForbidden
+		return status.ReasonForbidden
 	}
 	return fallback
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -77,7 +79,7 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		fl := r.memory.recordFailure(o.key, o.facts.Want, reason, msg, r.now())
 		log.Error(err, "Helm "+a.verb+" failed", "attempt", fl.count, "maxAttempts", limit)
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, reason, a.verb, "%s failed (attempt %d of %d): %s", a.verb, fl.count, limit, msg)
-		o.outcome = &outcome{phase: PhaseFailed, reason: reason, message: msg, failed: true}
+		o.outcome = &outcome{phase: status.PhaseFailed, reason: reason, message: msg, failed: true}
 		if fl.count >= limit {
 			// The next reconcile holds, or remediates as the kind's policy says.
 			return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil

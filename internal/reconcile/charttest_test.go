@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
@@ -25,12 +26,12 @@ func TestReconciler_TestsDoNotHoldWorkers(t *testing.T) {
 	name := func(i int) string { return fmt.Sprintf("stuck-%02d", i) }
 	parallel(t, stuck, func(i int) error {
 		u := testenv.NewObject(gaugeGVK, ns, name(i), map[string]any{"testPod": true})
-		u.SetAnnotations(map[string]string{reconcile.AnnotationTestRequestedAt: "1"})
+		u.SetAnnotations(map[string]string{status.AnnotationTestRequestedAt: "1"})
 		return k8s.Create(ctx, u)
 	})
 	testenv.EventuallyWithin(t, 3*time.Minute, fmt.Sprintf("%d Gauges' tests running", stuck), func() error {
 		for i := range stuck {
-			if err := conditionIs(get(t, gaugeGVK, ns, name(i)), reconcile.ConditionTested, metav1.ConditionUnknown, reconcile.ReasonTestRunning); err != nil {
+			if err := conditionIs(get(t, gaugeGVK, ns, name(i)), status.ConditionTested, metav1.ConditionUnknown, status.ReasonTestRunning); err != nil {
 				return fmt.Errorf("%s: %w", name(i), err)
 			}
 		}
@@ -67,12 +68,12 @@ func TestReconciler_TestsDoNotHoldWorkers(t *testing.T) {
 	}
 	testenv.Eventually(t, "the first Gauge's test run recorded", func() error {
 		u := get(t, gaugeGVK, ns, name(0))
-		if err := conditionIs(u, reconcile.ConditionTested, metav1.ConditionTrue, reconcile.ReasonTestSucceeded); err != nil {
+		if err := conditionIs(u, status.ConditionTested, metav1.ConditionTrue, status.ReasonTestSucceeded); err != nil {
 			return err
 		}
 		return statusIs(u, map[string]any{"lastHandledTestAt": "1"})
 	})
-	if err := conditionIs(get(t, gaugeGVK, ns, name(1)), reconcile.ConditionTested, metav1.ConditionUnknown, reconcile.ReasonTestRunning); err != nil {
+	if err := conditionIs(get(t, gaugeGVK, ns, name(1)), status.ConditionTested, metav1.ConditionUnknown, status.ReasonTestRunning); err != nil {
 		t.Errorf("%s, whose test pod never ends: %v", name(1), err)
 	}
 }

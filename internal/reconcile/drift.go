@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,10 +111,10 @@ func (r *Reconciler) reportDrift(o *observation) {
 		return
 	}
 	msg := driftMessage(o)
-	if prev := conditionOf(o.obj, ConditionDrifted); prev != nil && prev.Status == metav1.ConditionTrue && prev.Message == msg {
+	if prev := conditionOf(o.obj, status.ConditionDrifted); prev != nil && prev.Status == metav1.ConditionTrue && prev.Message == msg {
 		return
 	}
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonDriftDetected, "Compare", "%s", msg)
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonDriftDetected, "Compare", "%s", msg)
 }
 
 // driftEntry names an object that differs, and how, in the Drifted
@@ -132,13 +134,13 @@ func driftCondition(o *observation) *metav1.Condition {
 		return nil
 	}
 	if len(*o.drift) == 0 {
-		return &metav1.Condition{Type: ConditionDrifted, Status: metav1.ConditionFalse, Reason: ReasonNoDrift,
+		return &metav1.Condition{Type: status.ConditionDrifted, Status: metav1.ConditionFalse, Reason: status.ReasonNoDrift,
 			Message: fmt.Sprintf("Every object matches revision %d", o.deployed.Revision)}
 	}
 	if !o.deployed.Signed {
-		return &metav1.Condition{Type: ConditionDrifted, Status: metav1.ConditionTrue, Reason: ReasonRevisionNotSigned, Message: driftMessage(o)}
+		return &metav1.Condition{Type: status.ConditionDrifted, Status: metav1.ConditionTrue, Reason: status.ReasonRevisionNotSigned, Message: driftMessage(o)}
 	}
-	return &metav1.Condition{Type: ConditionDrifted, Status: metav1.ConditionTrue, Reason: ReasonDrifted, Message: driftMessage(o)}
+	return &metav1.Condition{Type: status.ConditionDrifted, Status: metav1.ConditionTrue, Reason: status.ReasonDrifted, Message: driftMessage(o)}
 }
 
 func driftMessage(o *observation) string {
@@ -161,14 +163,14 @@ func (r *Reconciler) repaired(ctx context.Context, o *observation, obj *unstruct
 	if len(fields) > 0 {
 		msg += ": " + strings.Join(fields, ", ")
 	}
-	r.Recorder.Eventf(o.obj, obj, corev1.EventTypeNormal, ReasonDriftRepaired, "Repair", "%s", msg)
+	r.Recorder.Eventf(o.obj, obj, corev1.EventTypeNormal, status.ReasonDriftRepaired, "Repair", "%s", msg)
 }
 
 func (r *Reconciler) repairFailed(o *observation, ref string, err error) error {
 	if namespaceTerminating(err) {
 		return err // no event: the namespace's deletion reaches the resource next
 	}
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonDriftRepairFail, "Repair", "Cannot put back %s: %s", ref, err.Error())
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonDriftRepairFail, "Repair", "Cannot put back %s: %s", ref, err.Error())
 	return fmt.Errorf("putting back %s: %w", ref, err)
 }
 

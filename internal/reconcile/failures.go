@@ -3,6 +3,8 @@ package reconcile
 import (
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -88,9 +90,9 @@ func (m *memory) forgetFailure(key types.NamespacedName) {
 }
 
 // status is fl as status.failures shows it.
-func (fl failure) status() *FailureStatus {
+func (fl failure) status() *status.FailureStatus {
 	last := metav1.NewTime(fl.last)
-	return &FailureStatus{Count: fl.count, Reason: fl.reason, Message: fl.message, Last: &last,
+	return &status.FailureStatus{Count: fl.count, Reason: fl.reason, Message: fl.message, Last: &last,
 		ValuesDigest: fl.want.Values, ChartDigest: fl.want.Chart}
 }
 
@@ -101,7 +103,7 @@ func failureOf(obj *unstructured.Unstructured) (failure, bool) {
 	if !ok {
 		return failure{}, false
 	}
-	var st FailureStatus
+	var st status.FailureStatus
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st); err != nil || st.Count <= 0 {
 		return failure{}, false
 	}

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
@@ -21,7 +23,7 @@ func TestMemory_ForgetDropsEverything(t *testing.T) {
 	now := time.Now()
 	want := plan.Digests{Values: "v", Chart: "c"}
 	m.expect(key, expectation{revision: 2, at: now})
-	m.recordFailure(key, want, ReasonUpgradeFailed, "boom", now)
+	m.recordFailure(key, want, status.ReasonUpgradeFailed, "boom", now)
 	m.wrote(key, "7", now)
 	m.firstNotice(key, "uid-1")
 	m.setState(key, resourceState{release: "deployed", ready: true})

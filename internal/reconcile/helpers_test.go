@@ -27,13 +27,13 @@ func statusIs(u *unstructured.Unstructured, want map[string]any) error {
 	return nil
 }
 
-func conditionIs(u *unstructured.Unstructured, typ string, status metav1.ConditionStatus, reason string) error {
+func conditionIs(u *unstructured.Unstructured, typ string, want metav1.ConditionStatus, reason string) error {
 	c := testenv.Condition(u, typ)
 	if c == nil {
 		return fmt.Errorf("no %s condition (status: %v)", typ, u.Object["status"])
 	}
-	if c.Status != status || (reason != "" && c.Reason != reason) {
-		return fmt.Errorf("%s = %s/%s (%q), want %s/%s", typ, c.Status, c.Reason, c.Message, status, reason)
+	if c.Status != want || (reason != "" && c.Reason != reason) {
+		return fmt.Errorf("%s = %s/%s (%q), want %s/%s", typ, c.Status, c.Reason, c.Message, want, reason)
 	}
 	if c.ObservedGeneration != u.GetGeneration() {
 		return fmt.Errorf("%s observedGeneration %d, want %d", typ, c.ObservedGeneration, u.GetGeneration())

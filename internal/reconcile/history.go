@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,22 +15,8 @@ import (
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
-// HistoryEntry is one revision of a release in status.history, the way
-// `helm history` shows it.
-type HistoryEntry struct {
-	Revision     int          `json:"revision"`
-	Updated      *metav1.Time `json:"updated,omitempty"`
-	Status       string       `json:"status"`
-	Chart        string       `json:"chart,omitempty"`
-	ChartVersion string       `json:"chartVersion,omitempty"`
-	AppVersion   string       `json:"appVersion,omitempty"`
-	ValuesDigest string       `json:"valuesDigest,omitempty"`
-	Description  string       `json:"description,omitempty"`
-	Test         *HistoryTest `json:"test,omitempty"`
-}
-
-func entryOf(rel *helm.Release) HistoryEntry {
-	e := HistoryEntry{Revision: rel.Revision, Status: rel.Status, Chart: rel.Chart, ChartVersion: rel.ChartVersion,
+func entryOf(rel *helm.Release) status.HistoryEntry {
+	e := status.HistoryEntry{Revision: rel.Revision, Status: rel.Status, Chart: rel.Chart, ChartVersion: rel.ChartVersion,
 		AppVersion: rel.AppVersion, ValuesDigest: rel.Labels[storage.LabelValuesDigest], Description: rel.Description}
 	if !rel.Updated.IsZero() {
 		t := metav1.NewTime(rel.Updated)
@@ -40,12 +28,12 @@ func entryOf(rel *helm.Release) HistoryEntry {
 // history returns the release's stored revisions, newest first, at most the
 // kind's maxHistory (Helm's storage is pruned to the same bound). A revision
 // that cannot be read is left out rather than failing the reconcile.
-func (r *Reconciler) history(ctx context.Context, o *observation) []HistoryEntry {
+func (r *Reconciler) history(ctx context.Context, o *observation) []status.HistoryEntry {
 	n := min(len(o.history), r.Watch.MaxHistory)
-	out := make([]HistoryEntry, 0, n)
+	out := make([]status.HistoryEntry, 0, n)
 	shown := shownHistory(o.obj)
 	for _, rev := range o.history[:n] {
-		var known *HistoryEntry
+		var known *status.HistoryEntry
 		if e, ok := shown[rev.Number]; ok {
 			known = &e
 		}
@@ -61,18 +49,18 @@ func (r *Reconciler) history(ctx context.Context, o *observation) []HistoryEntry
 
 // shownHistory returns the entries of the custom resource's status.history
 // by revision number.
-func shownHistory(obj *unstructured.Unstructured) map[int]HistoryEntry {
+func shownHistory(obj *unstructured.Unstructured) map[int]status.HistoryEntry {
 	items, found, _ := unstructured.NestedSlice(obj.Object, "status", "history")
 	if !found {
 		return nil
 	}
-	out := make(map[int]HistoryEntry, len(items))
+	out := make(map[int]status.HistoryEntry, len(items))
 	for _, item := range items {
 		m, ok := item.(map[string]any)
 		if !ok {
 			continue
 		}
-		var e HistoryEntry
+		var e status.HistoryEntry
 		if runtime.DefaultUnstructuredConverter.FromUnstructured(m, &e) == nil && e.Revision > 0 {
 			out[e.Revision] = e
 		}
@@ -87,7 +75,7 @@ func shownHistory(obj *unstructured.Unstructured) map[int]HistoryEntry {
 // restart such entries spare decoding every stored revision again; revisions
 // without the label (another client's, or rudder's rollbacks, which carry the
 // label of the revision they copy) are decoded.
-func recordedFor(e HistoryEntry, rev storage.Revision) bool {
+func recordedFor(e status.HistoryEntry, rev storage.Revision) bool {
 	written, err := strconv.ParseInt(rev.Labels[storage.LabelWrittenAt], 10, 64)
 	if err != nil || e.Updated == nil || e.Revision != rev.Number || e.ValuesDigest != rev.Labels[storage.LabelValuesDigest] {
 		return false

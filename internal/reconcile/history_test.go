@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -13,7 +15,7 @@ import (
 
 func TestRecordedFor(t *testing.T) {
 	deployed := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	entry := HistoryEntry{Revision: 3, Updated: &metav1.Time{Time: deployed}, Status: "deployed", ValuesDigest: "sha256:aa"}
+	entry := status.HistoryEntry{Revision: 3, Updated: &metav1.Time{Time: deployed}, Status: "deployed", ValuesDigest: "sha256:aa"}
 	rev := func(number int, digest string, written time.Time) storage.Revision {
 		return storage.Revision{Number: number, Status: "superseded", Labels: map[string]string{
 			storage.LabelValuesDigest: digest, storage.LabelWrittenAt: strconv.FormatInt(written.Unix(), 10)}}

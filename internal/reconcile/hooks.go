@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/hook"
 )
-
-// ReasonHookFailed is the reason of a hook's condition when the hook failed.
-const ReasonHookFailed = "HookFailed"
 
 // hookRun is what one hook did in one reconcile.
 type hookRun struct {
@@ -94,7 +93,7 @@ func hookConditions(o *observation) []metav1.Condition {
 		c.Type = run.hook.Condition()
 		switch {
 		case run.err != nil:
-			c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonHookFailed, run.err.Error()
+			c.Status, c.Reason, c.Message = metav1.ConditionFalse, status.ReasonHookFailed, run.err.Error()
 		case c.Status == "":
 			c.Status = metav1.ConditionTrue
 		}

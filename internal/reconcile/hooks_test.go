@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/hook"
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
@@ -81,7 +82,7 @@ func TestReconciler_Hooks(t *testing.T) {
 	}
 	testenv.Eventually(t, "hook failure in status", func() error {
 		cr := get(t, gadgetGVK, ns, "stamped")
-		if err := conditionIs(cr, "Stamped", metav1.ConditionFalse, reconcile.ReasonHookFailed); err != nil {
+		if err := conditionIs(cr, "Stamped", metav1.ConditionFalse, status.ReasonHookFailed); err != nil {
 			return err
 		}
 		if msg := testenv.Condition(cr, "Stamped").Message; msg != "out of ink" {

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
@@ -20,8 +22,8 @@ import (
 func (r *Reconciler) install(ctx context.Context, o *observation) (ctrl.Result, error) {
 	return r.act(ctx, o, helmAction{
 		verb:      "Install",
-		succeeded: ReasonInstallSucceeded,
-		failed:    ReasonInstallFailed,
+		succeeded: status.ReasonInstallSucceeded,
+		failed:    status.ReasonInstallFailed,
 		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
 			s.Replace = o.facts.Latest != nil && o.facts.Latest.Status == "uninstalled"
 			s.Unstored = len(o.history) == 0

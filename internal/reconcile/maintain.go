@@ -134,18 +134,18 @@ func (r *Reconciler) beyondReach(o *observation, want *unstructured.Unstructured
 // cached, whose status seen keeps while it does not change.
 func liveState(want *unstructured.Unstructured, cached client.Object, live *unstructured.Unstructured, seen *seenObject, differs bool) objectState {
 	if live != nil {
-		status := statusOf(live)
-		return objectState{want: want, live: &status, differs: differs}
+		st := statusOf(live)
+		return objectState{want: want, live: &st, differs: differs}
 	}
 	if cached == nil {
 		return objectState{want: want}
 	}
 	gvk := want.GroupVersionKind()
-	status, err := seen.statusFor(cached, gvk)
+	st, err := seen.statusFor(cached, gvk)
 	if err != nil {
 		return objectState{want: want, err: fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)}
 	}
-	return objectState{want: want, live: &status, differs: differs}
+	return objectState{want: want, live: &st, differs: differs}
 }
 
 // look reads the live counterpart of want from the cache of the releases'

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"sync"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
@@ -34,7 +36,7 @@ type entry struct {
 	// The release's revisions this process decoded or summed up, by storage
 	// Secret, and the one it wrote last, until storage shows it (revisions.go).
 	decoded byUID[decoded]
-	entries byUID[HistoryEntry]
+	entries byUID[status.HistoryEntry]
 	written *helm.Release
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -16,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
@@ -136,12 +137,12 @@ func TestReconciler_LeavingTheSelector(t *testing.T) {
 			return err
 		}
 		for _, e := range evs.Items {
-			if e.Reason == reconcile.ReasonUnselected && e.Regarding.Name == "leaver" &&
+			if e.Reason == status.ReasonUnselected && e.Regarding.Name == "leaver" &&
 				strings.Contains(e.Note, "release gadget-leaver stays as it is") {
 				return nil
 			}
 		}
-		return fmt.Errorf("no %s event among %d", reconcile.ReasonUnselected, len(evs.Items))
+		return fmt.Errorf("no %s event among %d", status.ReasonUnselected, len(evs.Items))
 	})
 	// The event came from the reconcile of the spec change: it left the release as it was.
 	waitRevisions(t, ns, "gadget-leaver", "1:deployed")

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,10 +74,10 @@ var releaseStates = []string{stateNone, stateDeployed, stateFailed, statePending
 
 // stateOf says which state the release of o is in, with st the status just
 // computed for it.
-func stateOf(o *observation, st *Status) string {
+func stateOf(o *observation, st *status.Status) string {
 	released := ""
 	for _, c := range st.Conditions {
-		if c.Type == ConditionReleased {
+		if c.Type == status.ConditionReleased {
 			released = c.Reason
 		}
 	}
@@ -84,11 +86,11 @@ func stateOf(o *observation, st *Status) string {
 		return statePaused
 	case o.facts.Latest != nil && plan.IsPending(o.facts.Latest.Status):
 		return statePending
-	case released == ReasonRolledBack || released == ReasonRemediated:
+	case released == status.ReasonRolledBack || released == status.ReasonRemediated:
 		return stateRolledBack
-	case released == ReasonOutOfBand:
+	case released == status.ReasonOutOfBand:
 		return stateOutOfBand
-	case st.Phase == PhaseFailed:
+	case st.Phase == status.PhaseFailed:
 		return stateFailed
 	case o.facts.Deployed != nil:
 		return stateDeployed
@@ -103,10 +105,10 @@ type resourceState struct {
 }
 
 // stateOfStatus is the resourceState of o with st the status just computed.
-func stateOfStatus(o *observation, st *Status) resourceState {
+func stateOfStatus(o *observation, st *status.Status) resourceState {
 	rs := resourceState{release: stateOf(o, st)}
 	for _, c := range st.Conditions {
-		if c.Type == ConditionReady {
+		if c.Type == status.ConditionReady {
 			rs.ready = c.Status == metav1.ConditionTrue
 		}
 	}

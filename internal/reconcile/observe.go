@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -67,7 +69,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.facts.Deleting = !obj.GetDeletionTimestamp().IsZero()
 	if actor, err := r.Impersonator.ActorFor(obj); err != nil {
 		if o.facts.ValuesErr == nil {
-			o.facts.ValuesErr = conditionError{reason: ReasonServiceAccountInvalid, err: err}
+			o.facts.ValuesErr = conditionError{reason: status.ReasonServiceAccountInvalid, err: err}
 		}
 	} else {
 		o.actor = actor
@@ -81,7 +83,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 		}
 	}
 	o.facts.Self = r.Holder
-	o.facts.Paused = obj.GetAnnotations()[AnnotationPaused] == "true"
+	o.facts.Paused = obj.GetAnnotations()[status.AnnotationPaused] == "true"
 	o.warnDrift = r.Watch.Drift.Mode == watches.DriftWarn
 	if !o.facts.Deleting {
 		reader, err := r.actingReader(o, r.Client)
@@ -130,18 +132,18 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	}
 	o.failure = r.memory.failure(o.key, o.facts.Want)
 	o.facts.Failures, o.facts.RetryIn = o.failure.count, o.failure.retryIn(now)
-	o.facts.RemediationFailed = o.failure.reason == ReasonRemediationFailed
+	o.facts.RemediationFailed = o.failure.reason == status.ReasonRemediationFailed
 
 	if d := o.facts.Deployed; d != nil && !o.facts.Deleting {
 		if o.deployed, err = r.memory.revision(r.Helm, r.Mapper, o.key, o.release, *d); errors.Is(err, helm.ErrUndecodable) {
-			o.facts.ValuesErr = conditionError{reason: ReasonRevisionUndecodable, err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
+			o.facts.ValuesErr = conditionError{reason: status.ReasonRevisionUndecodable, err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
 		} else if err != nil {
 			return nil, fmt.Errorf("reading deployed revision: %w", err)
 		}
 	}
 	if l := plan.FailedRevision(o.facts.Latest); l != nil && !o.facts.Deleting {
 		if o.latest, err = r.memory.revision(r.Helm, r.Mapper, o.key, o.release, *l); errors.Is(err, helm.ErrUndecodable) {
-			o.facts.ValuesErr = conditionError{reason: ReasonRevisionUndecodable, err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
+			o.facts.ValuesErr = conditionError{reason: status.ReasonRevisionUndecodable, err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
 		} else if err != nil {
 			return nil, fmt.Errorf("reading failed revision: %w", err)
 		}

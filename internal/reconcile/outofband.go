@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -55,21 +57,21 @@ func outOfBandCondition(o *observation) *metav1.Condition {
 	if rev == nil {
 		return nil
 	}
-	c := &metav1.Condition{Type: ConditionOutOfBand, Status: metav1.ConditionTrue}
+	c := &metav1.Condition{Type: status.ConditionOutOfBand, Status: metav1.ConditionTrue}
 	d := o.facts.Deployed
 	switch {
 	case d == nil || d.UID != rev.UID:
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonOutOfBandReplaced
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonOutOfBandReplaced
 		c.Message = fmt.Sprintf("Revision %d was written by another Helm client", rev.Number)
 		if d != nil {
 			c.Message += fmt.Sprintf("; revision %d serves now", d.Number)
 		}
 	case plan.KeepsOutOfBand(o.facts):
-		c.Reason = ReasonOutOfBandKept
+		c.Reason = status.ReasonOutOfBandKept
 		c.Message = outOfBandMessage(o) + "; kept serving, as outOfBand: keep asks, until the spec or the chart changes. " +
 			"Edit the spec to have rudder deploy it again"
 	default:
-		c.Reason = ReasonOutOfBandReverting
+		c.Reason = status.ReasonOutOfBandReverting
 		c.Message = outOfBandMessage(o) + "; rudder upgrades the release back to the spec"
 		if o.facts.OutOfBand == watches.OutOfBandKeep {
 			c.Message = outOfBandMessage(o) + "; the spec or the chart changed since, so rudder upgrades the release to it"
@@ -96,7 +98,7 @@ func (r *Reconciler) reportOutOfBand(ctx context.Context, o *observation) {
 	}
 	c := outOfBandCondition(o)
 	ctrl.LoggerFrom(ctx).Info("Release changed by another Helm client", "revision", d.Number, "policy", r.Watch.OutOfBand)
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonOutOfBand, "Detect", "%s", c.Message)
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonOutOfBand, "Detect", "%s", c.Message)
 }
 
 // firstNotice reports whether the out-of-band revision stored in the Secret

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -16,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/ssa"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
@@ -81,7 +82,7 @@ func driftRepairedEvents(t *testing.T, ns string) []string {
 	}
 	var out []string
 	for _, e := range list.Items {
-		if e.Reason == reconcile.ReasonDriftRepaired {
+		if e.Reason == status.ReasonDriftRepaired {
 			out = append(out, e.Note)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 )
 
@@ -22,20 +24,20 @@ func progressOnly(current, next map[string]any) bool {
 	return current != nil && equality.Semantic.DeepEqual(withoutProgress(current), withoutProgress(next))
 }
 
-// withoutProgress returns status without the keys a rollout's progress moves:
+// withoutProgress returns st without the keys a rollout's progress moves:
 // the replica counts, the message, and the Ready condition's message.
-func withoutProgress(status map[string]any) map[string]any {
-	out := maps.Clone(status)
+func withoutProgress(st map[string]any) map[string]any {
+	out := maps.Clone(st)
 	delete(out, "replicas")
 	delete(out, "readyReplicas")
 	delete(out, "message")
-	conds, ok := status["conditions"].([]any)
+	conds, ok := st["conditions"].([]any)
 	if !ok {
 		return out
 	}
 	kept := make([]any, len(conds))
 	for i, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == ConditionReady {
+		if m, ok := c.(map[string]any); ok && m["type"] == status.ConditionReady {
 			m = maps.Clone(m)
 			delete(m, "message")
 			c = m

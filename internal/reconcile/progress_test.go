@@ -4,30 +4,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestProgressOnly(t *testing.T) {
-	status := func(phase string, replicas, ready int64, readyStatus, readyMsg string, gen int64) map[string]any {
+	statusMap := func(phase string, replicas, ready int64, readyStatus, readyMsg string, gen int64) map[string]any {
 		return map[string]any{
 			"phase": phase, "message": readyMsg, "replicas": replicas, "readyReplicas": ready, "observedGeneration": gen,
 			"conditions": []any{
-				map[string]any{"type": ConditionReleased, "status": "True", "reason": ReasonUpgradeSucceeded, "message": "Revision 2 is deployed"},
-				map[string]any{"type": ConditionReady, "status": readyStatus, "reason": ReasonProgressing, "message": readyMsg},
+				map[string]any{"type": status.ConditionReleased, "status": "True", "reason": status.ReasonUpgradeSucceeded, "message": "Revision 2 is deployed"},
+				map[string]any{"type": status.ConditionReady, "status": readyStatus, "reason": status.ReasonProgressing, "message": readyMsg},
 			},
 		}
 	}
-	rolling := status(PhaseUpdating, 3, 2, "False", "2/2 replicas ready", 2)
+	rolling := statusMap(status.PhaseUpdating, 3, 2, "False", "2/2 replicas ready", 2)
 	tests := []struct {
 		name          string
 		current, next map[string]any
 		want          bool
 	}{
-		{"counts and messages move", rolling, status(PhaseUpdating, 2, 2, "False", "Deployment/web is not ready: 1 old replica is pending termination", 2), true},
+		{"counts and messages move", rolling, statusMap(status.PhaseUpdating, 2, 2, "False", "Deployment/web is not ready: 1 old replica is pending termination", 2), true},
 		{"the same status", rolling, rolling, true},
-		{"Ready turns True", rolling, status(PhaseUpdating, 2, 2, "True", "2/2 replicas ready", 2), false},
-		{"the phase changes", rolling, status(PhaseRunning, 3, 2, "False", "2/2 replicas ready", 2), false},
-		{"a new generation", rolling, status(PhaseUpdating, 3, 2, "False", "2/2 replicas ready", 3), false},
+		{"Ready turns True", rolling, statusMap(status.PhaseUpdating, 2, 2, "True", "2/2 replicas ready", 2), false},
+		{"the phase changes", rolling, statusMap(status.PhaseRunning, 3, 2, "False", "2/2 replicas ready", 2), false},
+		{"a new generation", rolling, statusMap(status.PhaseUpdating, 3, 2, "False", "2/2 replicas ready", 3), false},
 		{"nothing written yet", nil, rolling, false},
 		{"a key is added", rolling, with(rolling, "failures", map[string]any{"count": int64(1)}), false},
 		{"the Released condition's message changes", rolling, withReleasedMessage(rolling, "Revision 3 is deployed"), false},

@@ -8,28 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
-
-// AnnotationStatusKey on an object a chart renders publishes the object's
-// .data (a map of strings, as a ConfigMap holds) into the custom resource's
-// status under the key the annotation names: a Network chart's ConfigMap
-// annotated "rudder.dev/status-key: network" shows as status.network. The
-// values are those of the deployed revision; a key no longer published is
-// removed from status. Keys rudder or a hook owns, a key two objects publish,
-// and a Secret's data are refused (condition Published False).
-const AnnotationStatusKey = "rudder.dev/status-key"
-
-// ConditionPublished says whether the status keys the chart publishes were
-// copied into status. It is present only while the chart publishes a key.
-const ConditionPublished = "Published"
-
-// Reasons of ConditionPublished.
-const (
-	ReasonPublished        = "Published"
-	ReasonStatusKeyRefused = "StatusKeyRefused"
 )
 
 // statusKeyMaxLength bounds a published status key.
@@ -57,7 +40,7 @@ func publish(o *observation, taken map[string]bool) publication {
 	p.known = true
 	owners := map[string]string{}
 	for _, obj := range o.deployed.objects {
-		key, ok := obj.GetAnnotations()[AnnotationStatusKey]
+		key, ok := obj.GetAnnotations()[status.AnnotationStatusKey]
 		if !ok {
 			continue
 		}
@@ -89,9 +72,9 @@ func publishable(obj *unstructured.Unstructured, key string, taken map[string]bo
 	switch {
 	case !statusKeyPattern.MatchString(key) || len(key) > statusKeyMaxLength:
 		return nil, fmt.Errorf("annotation %s=%q is not a status field name (lowerCamelCase letters and digits, at most %d)",
-			AnnotationStatusKey, key, statusKeyMaxLength)
+			status.AnnotationStatusKey, key, statusKeyMaxLength)
 	case taken[key]:
-		return nil, fmt.Errorf("status key %q belongs to rudder or a hook; choose another name in annotation %s", key, AnnotationStatusKey)
+		return nil, fmt.Errorf("status key %q belongs to rudder or a hook; choose another name in annotation %s", key, status.AnnotationStatusKey)
 	case obj.GetKind() == "Secret" && obj.GroupVersionKind().Group == "":
 		return nil, fmt.Errorf("a Secret's data is never copied into status, which everyone who can read the resource reads; publish a ConfigMap")
 	}
@@ -129,20 +112,20 @@ func takenKeys(hookKeys map[string]any) map[string]bool {
 
 // into records the publication in st: status.published and the Published
 // condition. prev is status.published as last written.
-func (p publication) into(st *Status, prev []string, now time.Time) {
+func (p publication) into(st *status.Status, prev []string, now time.Time) {
 	if !p.known {
 		st.Published = prev
 		return
 	}
 	st.Published = p.keys
 	if len(p.keys) == 0 && len(p.errs) == 0 {
-		meta.RemoveStatusCondition(&st.Conditions, ConditionPublished)
+		meta.RemoveStatusCondition(&st.Conditions, status.ConditionPublished)
 		return
 	}
-	c := metav1.Condition{Type: ConditionPublished, Status: metav1.ConditionTrue, Reason: ReasonPublished,
+	c := metav1.Condition{Type: status.ConditionPublished, Status: metav1.ConditionTrue, Reason: status.ReasonPublished,
 		Message: strings.Join(p.from, "; "), ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(now)}
 	if len(p.errs) > 0 {
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonStatusKeyRefused
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonStatusKeyRefused
 		c.Message = "The chart publishes status keys rudder cannot copy: " + strings.Join(p.errs, "; ")
 	}
 	meta.SetStatusCondition(&st.Conditions, c)

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
@@ -44,13 +45,13 @@ func TestReconciler_PublishesStatusKeys(t *testing.T) {
 		if !slices.Equal(keys, []string{"gadget"}) || fmt.Sprint(data) != fmt.Sprint(want) {
 			return fmt.Errorf("status.published %v, status.gadget %v; want [gadget] and %v", keys, data, want)
 		}
-		if err := conditionIs(cr, reconcile.ConditionPublished, metav1.ConditionTrue, reconcile.ReasonPublished); err != nil {
+		if err := conditionIs(cr, status.ConditionPublished, metav1.ConditionTrue, status.ReasonPublished); err != nil {
 			return err
 		}
-		if msg := testenv.Condition(cr, reconcile.ConditionPublished).Message; msg != "status.gadget from ConfigMap/gadget-beacon" {
+		if msg := testenv.Condition(cr, status.ConditionPublished).Message; msg != "status.gadget from ConfigMap/gadget-beacon" {
 			return fmt.Errorf("Published message %q", msg)
 		}
-		return statusIs(cr, map[string]any{"phase": reconcile.PhaseRunning, "stamp": "ok"})
+		return statusIs(cr, map[string]any{"phase": status.PhaseRunning, "stamp": "ok"})
 	})
 
 	setSpec(`{"message":"bye"}`)
@@ -59,24 +60,24 @@ func TestReconciler_PublishesStatusKeys(t *testing.T) {
 		if _, data, _ := published(cr); data["message"] != "bye" {
 			return fmt.Errorf("status.gadget %v, want message bye", data)
 		}
-		return conditionIs(cr, reconcile.ConditionPublished, metav1.ConditionTrue, reconcile.ReasonPublished)
+		return conditionIs(cr, status.ConditionPublished, metav1.ConditionTrue, status.ReasonPublished)
 	})
 
 	for _, key := range []string{"phase", "stamp"} { // rudder's, then the stamp hook's
 		setSpec(`{"publish":"` + key + `"}`)
 		testenv.Eventually(t, "status key "+key+" refused", func() error {
 			cr := get(t, gadgetGVK, ns, name)
-			if err := conditionIs(cr, reconcile.ConditionPublished, metav1.ConditionFalse, reconcile.ReasonStatusKeyRefused); err != nil {
+			if err := conditionIs(cr, status.ConditionPublished, metav1.ConditionFalse, status.ReasonStatusKeyRefused); err != nil {
 				return err
 			}
-			msg := testenv.Condition(cr, reconcile.ConditionPublished).Message
+			msg := testenv.Condition(cr, status.ConditionPublished).Message
 			if !strings.Contains(msg, `ConfigMap/gadget-beacon: status key "`+key+`" belongs to rudder or a hook`) {
 				return fmt.Errorf("Published message %q does not name the object and the key", msg)
 			}
 			if keys, _, found := published(cr); found || len(keys) != 0 {
 				return fmt.Errorf("status.published %v, status.gadget found %v; want both gone", keys, found)
 			}
-			return statusIs(cr, map[string]any{"phase": reconcile.PhaseRunning, "stamp": "ok"})
+			return statusIs(cr, map[string]any{"phase": status.PhaseRunning, "stamp": "ok"})
 		})
 	}
 
@@ -86,7 +87,7 @@ func TestReconciler_PublishesStatusKeys(t *testing.T) {
 		if _, _, found := published(cr); !found {
 			return fmt.Errorf("no status.gadget (status: %v)", cr.Object["status"])
 		}
-		return conditionIs(cr, reconcile.ConditionPublished, metav1.ConditionTrue, reconcile.ReasonPublished)
+		return conditionIs(cr, status.ConditionPublished, metav1.ConditionTrue, status.ReasonPublished)
 	})
 	setSpec(`{"publish":null}`)
 	testenv.Eventually(t, "no longer published", func() error {
@@ -94,9 +95,9 @@ func TestReconciler_PublishesStatusKeys(t *testing.T) {
 		if keys, _, found := published(cr); found || len(keys) != 0 {
 			return fmt.Errorf("status.published %v, status.gadget found %v; want both gone", keys, found)
 		}
-		if c := testenv.Condition(cr, reconcile.ConditionPublished); c != nil {
+		if c := testenv.Condition(cr, status.ConditionPublished); c != nil {
 			return fmt.Errorf("Published condition %v, want none", c)
 		}
-		return statusIs(cr, map[string]any{"phase": reconcile.PhaseRunning, "stamp": "ok"})
+		return statusIs(cr, map[string]any{"phase": status.PhaseRunning, "stamp": "ok"})
 	})
 }

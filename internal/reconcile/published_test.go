@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,7 +18,7 @@ func TestPublish(t *testing.T) {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
 		u.SetName(name)
 		if key != "" {
-			u.SetAnnotations(map[string]string{AnnotationStatusKey: key})
+			u.SetAnnotations(map[string]string{status.AnnotationStatusKey: key})
 		}
 		if data != nil {
 			u.Object["data"] = data
@@ -136,7 +138,7 @@ func TestPublication_IntoAndApply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := Status{ObservedGeneration: 3}
+			st := status.Status{ObservedGeneration: 3}
 			tt.p.into(&st, tt.prev, now)
 			tt.p.apply(tt.next, tt.prev)
 			if !reflect.DeepEqual(tt.next, tt.wantNext) {
@@ -145,7 +147,7 @@ func TestPublication_IntoAndApply(t *testing.T) {
 			if !reflect.DeepEqual(st.Published, tt.wantKeys) {
 				t.Errorf("published = %v, want %v", st.Published, tt.wantKeys)
 			}
-			c := meta.FindStatusCondition(st.Conditions, ConditionPublished)
+			c := meta.FindStatusCondition(st.Conditions, status.ConditionPublished)
 			switch {
 			case tt.wantStatus == "" && c != nil:
 				t.Errorf("Published condition %v, want none", c)

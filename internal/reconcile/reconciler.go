@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -232,7 +234,7 @@ func (r *Reconciler) unselected(obj *unstructured.Unstructured) {
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		return
 	}
-	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, ReasonUnselected, "Unselect",
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, status.ReasonUnselected, "Unselect",
 		"The labels no longer match the selector of kind %s in watches.yaml: release %s stays as it is, not upgraded or repaired; deleting the %s still uninstalls it",
 		r.Watch.GVK.Kind, r.Watch.ReleaseName(obj.GetName()), r.Watch.GVK.Kind)
 }
@@ -297,3 +299,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.watcher = &enqueue.Dependents{Controller: c, Cache: r.Dependents, Scheme: mgr.GetScheme(), Owner: r.Watch.GVK.GroupKind(), Enabled: r.Watch.WatchDependentResources}
 	return nil
 }
+
+// Finalizer keeps a custom resource until its release is uninstalled.
+const Finalizer = "rudder.dev/release"

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/testenv"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )
@@ -48,7 +49,7 @@ func TestReconciler_SecretValuesStayOutOfStatusAndEvents(t *testing.T) {
 			var notes []string
 			testenv.Eventually(t, "the install refused, in status and an event", func() error {
 				got := get(t, webappGVK, ns, "leak")
-				if err := conditionIs(got, "Released", metav1.ConditionFalse, reconcile.ReasonInstallFailed); err != nil {
+				if err := conditionIs(got, "Released", metav1.ConditionFalse, status.ReasonInstallFailed); err != nil {
 					return err
 				}
 				var list eventsv1.EventList
@@ -57,12 +58,12 @@ func TestReconciler_SecretValuesStayOutOfStatusAndEvents(t *testing.T) {
 				}
 				notes = notes[:0]
 				for _, e := range list.Items {
-					if e.Reason == reconcile.ReasonInstallFailed {
+					if e.Reason == status.ReasonInstallFailed {
 						notes = append(notes, e.Note)
 					}
 				}
 				if len(notes) == 0 {
-					return fmt.Errorf("no %s event", reconcile.ReasonInstallFailed)
+					return fmt.Errorf("no %s event", status.ReasonInstallFailed)
 				}
 				return nil
 			})

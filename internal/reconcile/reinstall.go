@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -19,7 +21,7 @@ func (r *Reconciler) reinstall(ctx context.Context, o *observation) (ctrl.Result
 	if err := r.uninstallRelease(o); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall",
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonUninstalled, "Uninstall",
 		"Uninstalled release %s, which was never deployed, to install it again", o.release.Name)
 	// Storage holds no revision now: the install's revision is 1 again, as
 	// its labels must say, and Helm need not list the history. A cache that

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,10 +61,10 @@ func TestReconciler_Install(t *testing.T) {
 			"release.name": "webapp-shop", "release.chart": "webapp", "release.status": "deployed"}); err != nil {
 			return err
 		}
-		if err := conditionIs(cr, "Released", metav1.ConditionTrue, reconcile.ReasonInstallSucceeded); err != nil {
+		if err := conditionIs(cr, "Released", metav1.ConditionTrue, status.ReasonInstallSucceeded); err != nil {
 			return err
 		}
-		if err := conditionIs(cr, "Ready", metav1.ConditionFalse, reconcile.ReasonProgressing); err != nil {
+		if err := conditionIs(cr, "Ready", metav1.ConditionFalse, status.ReasonProgressing); err != nil {
 			return err
 		}
 		if msg := testenv.Condition(cr, "Ready").Message; !strings.Contains(msg, "Deployment/shop") {
@@ -114,7 +116,7 @@ func TestReconciler_UpgradeOnlyWhenValuesChange(t *testing.T) {
 		if err := statusIs(cr, map[string]any{"release.revision": 2, "observedGeneration": 2, "phase": "Updating"}); err != nil {
 			return err
 		}
-		return conditionIs(cr, "Released", metav1.ConditionTrue, reconcile.ReasonUpgradeSucceeded)
+		return conditionIs(cr, "Released", metav1.ConditionTrue, status.ReasonUpgradeSucceeded)
 	})
 }
 
@@ -205,7 +207,7 @@ func TestReconciler_ReadyFromObjectStatus(t *testing.T) {
 		if err := statusIs(cr, map[string]any{"phase": "Running", "message": "All replicas are ready", "readyReplicas": 2}); err != nil {
 			return err
 		}
-		return conditionIs(cr, "Ready", metav1.ConditionTrue, reconcile.ReasonReady)
+		return conditionIs(cr, "Ready", metav1.ConditionTrue, status.ReasonReady)
 	})
 }
 
@@ -290,7 +292,7 @@ func TestReconciler_RenderFailureIsReportedThenRecovers(t *testing.T) {
 		if err := statusIs(cr, map[string]any{"phase": "Failed"}); err != nil {
 			return err
 		}
-		if err := conditionIs(cr, "Released", metav1.ConditionFalse, reconcile.ReasonInstallFailed); err != nil {
+		if err := conditionIs(cr, "Released", metav1.ConditionFalse, status.ReasonInstallFailed); err != nil {
 			return err
 		}
 		if msg := testenv.Condition(cr, "Released").Message; !strings.Contains(msg, "the gadget is broken") {
@@ -310,7 +312,7 @@ func TestReconciler_RenderFailureIsReportedThenRecovers(t *testing.T) {
 		if err := statusIs(cr, map[string]any{"phase": "Running", "message": "All 1 objects are ready"}); err != nil {
 			return err
 		}
-		return conditionIs(cr, "Released", metav1.ConditionTrue, reconcile.ReasonInstallSucceeded)
+		return conditionIs(cr, "Released", metav1.ConditionTrue, status.ReasonInstallSucceeded)
 	})
 }
 
@@ -324,7 +326,7 @@ func TestReconciler_CutsAConditionMessageToFit(t *testing.T) {
 	}
 	testenv.Eventually(t, "install failure in status", func() error {
 		cr := get(t, gadgetGVK, ns, "verbose")
-		if err := conditionIs(cr, "Released", metav1.ConditionFalse, reconcile.ReasonInstallFailed); err != nil {
+		if err := conditionIs(cr, "Released", metav1.ConditionFalse, status.ReasonInstallFailed); err != nil {
 			return err
 		}
 		msg := testenv.Condition(cr, "Released").Message
@@ -536,7 +538,7 @@ func TestReconciler_RollbackToARevisionHoldsUntilTheSpecChanges(t *testing.T) {
 	}
 	testenv.Eventually(t, "the Deployment as revision 1 had it", deploymentReplicas(1))
 	testenv.Eventually(t, "status says it is held", func() error {
-		return conditionIs(get(t, webappGVK, ns, "back"), "Released", metav1.ConditionTrue, reconcile.ReasonRolledBack)
+		return conditionIs(get(t, webappGVK, ns, "back"), "Released", metav1.ConditionTrue, status.ReasonRolledBack)
 	})
 	time.Sleep(2 * time.Second)          // rudder must not upgrade back to the spec,
 	reconciled(t, webappGVK, ns, "back") // even when it looks again
@@ -546,7 +548,7 @@ func TestReconciler_RollbackToARevisionHoldsUntilTheSpecChanges(t *testing.T) {
 	setReplicas(5)
 	waitRevisions(t, ns, "webapp-back", "3:superseded", "4:superseded", "5:deployed")
 	testenv.Eventually(t, "the new spec deployed", deploymentReplicas(5))
-	if _, ok := get(t, webappGVK, ns, "back").GetAnnotations()[reconcile.AnnotationRollbackTo]; ok {
+	if _, ok := get(t, webappGVK, ns, "back").GetAnnotations()[status.AnnotationRollbackTo]; ok {
 		t.Error("the rollback annotation is still there after the spec changed")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -87,16 +89,16 @@ func (r *Reconciler) remediate(ctx context.Context, o *observation) (ctrl.Result
 		storage.LabelRollbackTo: "null", storage.LabelRollbackGeneration: "null", storage.LabelReady: "null",
 	}, desc)
 	if err != nil {
-		r.memory.recordFailure(o.key, f.Want, ReasonRemediationFailed, err.Error(), r.now())
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonRemediationFailed, "Rollback", "%s; %s", why, err.Error())
-		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonRemediationFailed, failed: true,
+		r.memory.recordFailure(o.key, f.Want, status.ReasonRemediationFailed, err.Error(), r.now())
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonRemediationFailed, "Rollback", "%s; %s", why, err.Error())
+		o.outcome = &outcome{phase: status.PhaseFailed, reason: status.ReasonRemediationFailed, failed: true,
 			message: fmt.Sprintf("%s; the rollback to revision %d failed: %v. Change the spec to try again", why, target.Number, err)}
 		return ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}, nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Rolled back a failed spec", "to", target.Number, "revision", rel.Revision, "why", why)
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonRemediated, "Rollback",
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonRemediated, "Rollback",
 		"Rolled back to revision %d as revision %d: %s; held there until the spec or the chart changes", target.Number, rel.Revision, why)
-	o.outcome = &outcome{phase: PhaseFailed, reason: ReasonRemediated, failed: true,
+	o.outcome = &outcome{phase: status.PhaseFailed, reason: status.ReasonRemediated, failed: true,
 		message: fmt.Sprintf("%s; rolled back to revision %d as revision %d", why, target.Number, rel.Revision)}
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 }
@@ -126,10 +128,10 @@ func (r *Reconciler) uninstallFailedInstall(ctx context.Context, o *observation)
 		why = o.latest.Description
 	}
 	ctrl.LoggerFrom(ctx).Info("Uninstalled a failed install", "revision", o.facts.Latest.Number)
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonFailedInstallGone, "Uninstall",
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonFailedInstallGone, "Uninstall",
 		"Uninstalled release %s, whose install failed (%s), as remediation.installFailure: uninstall asks", o.release.Name, why)
 	r.memory.unexpect(o.key)
-	o.outcome = &outcome{phase: PhaseFailed, reason: ReasonInstallFailed, failed: true,
+	o.outcome = &outcome{phase: status.PhaseFailed, reason: status.ReasonInstallFailed, failed: true,
 		message: fmt.Sprintf("%s; uninstalled, as remediation.installFailure: uninstall asks", why)}
 	return ctrl.Result{RequeueAfter: max(o.failure.retryIn(r.now()), 250*time.Millisecond)}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"github.com/go-logr/logr"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/helm"
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
@@ -81,7 +82,7 @@ func stays(t *testing.T, gvk schema.GroupVersionKind, ns, name string, d time.Du
 func reconciled(t *testing.T, gvk schema.GroupVersionKind, ns, name string) {
 	t.Helper()
 	token := time.Now().UTC().Format(time.RFC3339Nano)
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, reconcile.AnnotationReconcileRequestedAt, token)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, status.AnnotationReconcileRequestedAt, token)
 	if err := k8s.Patch(ctx, get(t, gvk, ns, name), client.RawPatch("application/merge-patch+json", patch)); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestReconciler_RenderFailureWithRollbackStrategyKeepsTheOldRevision(t *test
 	patchSpec(t, sprocketGVK, ns, "render", `{"fail":"the sprocket cannot render"}`)
 	// Two attempts, 10s apart; a render error stores no revision, so there is
 	// nothing to roll back: the old revision keeps serving untouched.
-	conditionSays(t, sprocketGVK, ns, "render", "Released", metav1.ConditionFalse, reconcile.ReasonRetriesExhausted,
+	conditionSays(t, sprocketGVK, ns, "render", "Released", metav1.ConditionFalse, status.ReasonRetriesExhausted,
 		"Gave up after 2 failed tries", "the sprocket cannot render")
 	stays(t, sprocketGVK, ns, "render", time.Second, "1:deployed")
 	configMapSays(t, ns, "sprocket-render", "one")
@@ -132,9 +133,9 @@ func TestReconciler_RejectedUpgradeIsRolledBackOnceAfterTheLastAttempt(t *testin
 	patchSpec(t, sprocketGVK, ns, "reject", `{"message":"two","reject":true}`)
 	// maxAttempts 2: two failed revisions, then one rollback to revision 1.
 	waitRevisions(t, ns, "sprocket-reject", "1:superseded", "2:failed", "3:failed", "4:deployed")
-	conditionSays(t, sprocketGVK, ns, "reject", "Released", metav1.ConditionFalse, reconcile.ReasonRemediated,
+	conditionSays(t, sprocketGVK, ns, "reject", "Released", metav1.ConditionFalse, status.ReasonRemediated,
 		"Rollback to 1", "2 attempts", "rejected", "holds it until the spec or the chart changes")
-	conditionSays(t, sprocketGVK, ns, "reject", "Ready", metav1.ConditionFalse, reconcile.ReasonRemediated, "Rollback to 1")
+	conditionSays(t, sprocketGVK, ns, "reject", "Ready", metav1.ConditionFalse, status.ReasonRemediated, "Rollback to 1")
 	configMapSays(t, ns, "sprocket-reject", "one")
 	stays(t, sprocketGVK, ns, "reject", 2*time.Second, "1:superseded", "2:failed", "3:failed", "4:deployed")
 }
@@ -144,14 +145,14 @@ func TestReconciler_ReadinessTimeoutRollsBackOnceThenHolds(t *testing.T) {
 	ns := namespace(t)
 	create(t, sprocketGVK, ns, "slow", map[string]any{"message": "one"})
 	waitRevisions(t, ns, "sprocket-slow", "1:deployed")
-	conditionSays(t, sprocketGVK, ns, "slow", "Ready", metav1.ConditionTrue, reconcile.ReasonReady)
+	conditionSays(t, sprocketGVK, ns, "slow", "Ready", metav1.ConditionTrue, status.ReasonReady)
 
 	// envtest runs no controllers: the Deployment never becomes ready.
 	patchSpec(t, sprocketGVK, ns, "slow", `{"deployment":true}`)
 	waitRevisions(t, ns, "sprocket-slow", "1:superseded", "2:superseded", "3:deployed")
-	conditionSays(t, sprocketGVK, ns, "slow", "Released", metav1.ConditionFalse, reconcile.ReasonRemediated,
+	conditionSays(t, sprocketGVK, ns, "slow", "Released", metav1.ConditionFalse, status.ReasonRemediated,
 		"Rollback to 1: revision 2 was not Ready within 2s", "Deployment/sprocket-slow")
-	conditionSays(t, sprocketGVK, ns, "slow", "Ready", metav1.ConditionFalse, reconcile.ReasonRemediated, "Deployment/sprocket-slow")
+	conditionSays(t, sprocketGVK, ns, "slow", "Ready", metav1.ConditionFalse, status.ReasonRemediated, "Deployment/sprocket-slow")
 	testenv.Eventually(t, "the Deployment removed by the rollback", func() error {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sprocket-slow"}, &appsv1.Deployment{})
 		if err == nil {
@@ -164,7 +165,7 @@ func TestReconciler_ReadinessTimeoutRollsBackOnceThenHolds(t *testing.T) {
 	// A spec change ends the hold.
 	patchSpec(t, sprocketGVK, ns, "slow", `{"deployment":false,"message":"two"}`)
 	waitRevisions(t, ns, "sprocket-slow", "1:superseded", "2:superseded", "3:superseded", "4:deployed")
-	conditionSays(t, sprocketGVK, ns, "slow", "Released", metav1.ConditionTrue, reconcile.ReasonUpgradeSucceeded)
+	conditionSays(t, sprocketGVK, ns, "slow", "Released", metav1.ConditionTrue, status.ReasonUpgradeSucceeded)
 	configMapSays(t, ns, "sprocket-slow", "two")
 }
 
@@ -175,13 +176,13 @@ func TestReconciler_ReadinessTimeoutWithRetryStrategyIsReportedNotRolledBack(t *
 	waitRevisions(t, ns, "widget-slow", "1:deployed")
 	patchSpec(t, widgetGVK, ns, "slow", `{"deployment":true}`)
 	waitRevisions(t, ns, "widget-slow", "1:superseded", "2:deployed")
-	conditionSays(t, widgetGVK, ns, "slow", "Ready", metav1.ConditionFalse, reconcile.ReasonReadinessTimeout,
+	conditionSays(t, widgetGVK, ns, "slow", "Ready", metav1.ConditionFalse, status.ReasonReadinessTimeout,
 		"Revision 2 was not Ready within remediation.readinessTimeout 2s", "Deployment/widget-slow")
 	stays(t, widgetGVK, ns, "slow", 3*time.Second, "1:superseded", "2:deployed")
 
 	// Ready at last: the timeout no longer matters.
 	setDeploymentStatus(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "widget-slow"}}, 1, 1)
-	conditionSays(t, widgetGVK, ns, "slow", "Ready", metav1.ConditionTrue, reconcile.ReasonReady)
+	conditionSays(t, widgetGVK, ns, "slow", "Ready", metav1.ConditionTrue, status.ReasonReady)
 }
 
 func TestReconciler_FailedInstallIsUninstalledOrKeptAsThePolicySays(t *testing.T) {
@@ -191,7 +192,7 @@ func TestReconciler_FailedInstallIsUninstalledOrKeptAsThePolicySays(t *testing.T
 	create(t, widgetGVK, ns, "bad", map[string]any{"reject": true})   // installFailure: keep (default)
 
 	waitRevisions(t, ns, "widget-bad", "1:failed")
-	conditionSays(t, widgetGVK, ns, "bad", "Released", metav1.ConditionFalse, reconcile.ReasonInstallFailed, "not a valid key")
+	conditionSays(t, widgetGVK, ns, "bad", "Released", metav1.ConditionFalse, status.ReasonInstallFailed, "not a valid key")
 
 	testenv.Eventually(t, "the failed Sprocket install uninstalled", func() error {
 		if err := conditionIs(get(t, sprocketGVK, ns, "bad"), "Released", metav1.ConditionFalse, ""); err != nil {
@@ -207,7 +208,7 @@ func TestReconciler_FailedInstallIsUninstalledOrKeptAsThePolicySays(t *testing.T
 		return nil
 	})
 	// The second and last attempt, 10s later, fails and is uninstalled too.
-	conditionSays(t, sprocketGVK, ns, "bad", "Released", metav1.ConditionFalse, reconcile.ReasonRetriesExhausted, "Gave up after 2 failed tries")
+	conditionSays(t, sprocketGVK, ns, "bad", "Released", metav1.ConditionFalse, status.ReasonRetriesExhausted, "Gave up after 2 failed tries")
 	stays(t, sprocketGVK, ns, "bad", time.Second)
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sprocket-bad"}, &corev1.ConfigMap{}); client.IgnoreNotFound(err) != nil || err == nil {
 		t.Errorf("the failed install's ConfigMap is still there (%v)", err)
@@ -263,20 +264,20 @@ func TestReconciler_OutOfBandUpgradeIsReverted(t *testing.T) {
 	handUpgrade(t, ns, "widget-hand", map[string]any{"message": "by hand"})
 	waitRevisions(t, ns, "widget-hand", "1:superseded", "2:superseded", "3:deployed")
 	configMapSays(t, ns, "widget-hand", "spec")
-	conditionSays(t, widgetGVK, ns, "hand", "OutOfBand", metav1.ConditionFalse, reconcile.ReasonOutOfBandReplaced,
+	conditionSays(t, widgetGVK, ns, "hand", "OutOfBand", metav1.ConditionFalse, status.ReasonOutOfBandReplaced,
 		"Revision 2 was written by another Helm client", "revision 3 serves now")
-	conditionSays(t, widgetGVK, ns, "hand", "Released", metav1.ConditionTrue, reconcile.ReasonUpgradeSucceeded)
+	conditionSays(t, widgetGVK, ns, "hand", "Released", metav1.ConditionTrue, status.ReasonUpgradeSucceeded)
 	testenv.Eventually(t, "an OutOfBand event", func() error {
 		var list eventsv1.EventList
 		if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return err
 		}
 		for _, e := range list.Items {
-			if e.Reason == reconcile.ReasonOutOfBand && strings.Contains(e.Note, "Revision 2") {
+			if e.Reason == status.ReasonOutOfBand && strings.Contains(e.Note, "Revision 2") {
 				return nil
 			}
 		}
-		return fmt.Errorf("no event with reason %s among %d", reconcile.ReasonOutOfBand, len(list.Items))
+		return fmt.Errorf("no event with reason %s among %d", status.ReasonOutOfBand, len(list.Items))
 	})
 	stays(t, widgetGVK, ns, "hand", time.Second, "1:superseded", "2:superseded", "3:deployed")
 }
@@ -288,9 +289,9 @@ func TestReconciler_OutOfBandRevisionsAreKeptUntilTheSpecChanges(t *testing.T) {
 	waitRevisions(t, ns, "sprocket-hand", "1:deployed")
 
 	handUpgrade(t, ns, "sprocket-hand", map[string]any{"message": "by hand"})
-	conditionSays(t, sprocketGVK, ns, "hand", "OutOfBand", metav1.ConditionTrue, reconcile.ReasonOutOfBandKept,
+	conditionSays(t, sprocketGVK, ns, "hand", "OutOfBand", metav1.ConditionTrue, status.ReasonOutOfBandKept,
 		"Revision 2 was written by another Helm client", "Edit the spec")
-	conditionSays(t, sprocketGVK, ns, "hand", "Released", metav1.ConditionUnknown, reconcile.ReasonOutOfBand)
+	conditionSays(t, sprocketGVK, ns, "hand", "Released", metav1.ConditionUnknown, status.ReasonOutOfBand)
 	stays(t, sprocketGVK, ns, "hand", 2*time.Second, "1:superseded", "2:deployed")
 	configMapSays(t, ns, "sprocket-hand", "by hand")
 
@@ -298,11 +299,11 @@ func TestReconciler_OutOfBandRevisionsAreKeptUntilTheSpecChanges(t *testing.T) {
 	patchSpec(t, sprocketGVK, ns, "hand", `{"message":"new spec"}`)
 	waitRevisions(t, ns, "sprocket-hand", "1:superseded", "2:superseded", "3:deployed")
 	configMapSays(t, ns, "sprocket-hand", "new spec")
-	conditionSays(t, sprocketGVK, ns, "hand", "OutOfBand", metav1.ConditionFalse, reconcile.ReasonOutOfBandReplaced)
+	conditionSays(t, sprocketGVK, ns, "hand", "OutOfBand", metav1.ConditionFalse, status.ReasonOutOfBandReplaced)
 
 	// helm rollback by hand is told from rudder's revisions too, and kept.
 	handRollback(t, ns, "sprocket-hand", 1)
-	conditionSays(t, sprocketGVK, ns, "hand", "OutOfBand", metav1.ConditionTrue, reconcile.ReasonOutOfBandKept,
+	conditionSays(t, sprocketGVK, ns, "hand", "OutOfBand", metav1.ConditionTrue, status.ReasonOutOfBandKept,
 		"Revision 4 was written by another Helm client", "Rollback to 1")
 	stays(t, sprocketGVK, ns, "hand", 2*time.Second, "1:superseded", "2:superseded", "3:superseded", "4:deployed")
 	configMapSays(t, ns, "sprocket-hand", "spec")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -69,8 +71,8 @@ func (e *entry) takeWritten(rev storage.Revision) *helm.Release {
 // historyEntry returns the history entry of revision rev of key's release.
 // shown is what status.history shows for rev's number, if anything: when it
 // is rev's entry (recordedFor), rev is not decoded again.
-func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName, rev storage.Revision, shown *HistoryEntry) (HistoryEntry, error) {
-	var e HistoryEntry
+func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName, rev storage.Revision, shown *status.HistoryEntry) (status.HistoryEntry, error) {
+	var e status.HistoryEntry
 	var ok bool
 	m.lookup(key, func(en *entry) {
 		e, ok = en.entries.get(rev.UID)
@@ -84,7 +86,7 @@ func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName,
 		} else {
 			rel, err := h.Revision(release.Namespace, release.Name, rev.Number)
 			if err != nil {
-				return HistoryEntry{}, err
+				return status.HistoryEntry{}, err
 			}
 			e = entryOf(rel)
 		}
@@ -206,7 +208,7 @@ func (m *memory) pruneRevisions(key types.NamespacedName, history []storage.Revi
 		for _, r := range history {
 			keep[r.UID] = true
 		}
-		e.entries = e.entries.keep(func(uid types.UID, _ HistoryEntry) bool { return keep[uid] })
+		e.entries = e.entries.keep(func(uid types.UID, _ status.HistoryEntry) bool { return keep[uid] })
 	})
 }
 

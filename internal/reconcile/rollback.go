@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,19 +43,19 @@ func (r *Reconciler) rollback(ctx context.Context, o *observation) (ctrl.Result,
 		storage.LabelReady:              "null",
 	}, "")
 	if err != nil {
-		reason := failureReason(err, ReasonRollbackFailed)
+		reason := failureReason(err, status.ReasonRollbackFailed)
 		fl := r.memory.recordFailure(o.key, o.facts.Want, reason, err.Error(), r.now())
 		ctrl.LoggerFrom(ctx).Error(err, "Helm rollback failed", "to", to, "attempt", fl.count, "maxAttempts", r.Watch.Remediation.MaxAttempts)
 		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, reason, "Rollback", "%s (attempt %d of %d)",
 			err.Error(), fl.count, r.Watch.Remediation.MaxAttempts)
-		o.outcome = &outcome{phase: PhaseFailed, reason: reason, message: err.Error(), failed: true}
+		o.outcome = &outcome{phase: status.PhaseFailed, reason: reason, message: err.Error(), failed: true}
 		return ctrl.Result{RequeueAfter: fl.retryIn(r.now())}, nil
 	}
 	r.memory.forgetFailure(o.key)
 	ctrl.LoggerFrom(ctx).Info("Helm rollback succeeded", "to", to, "revision", rel.Revision)
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonRolledBack, "Rollback",
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonRolledBack, "Rollback",
 		"Rolled back release %s to revision %d as revision %d", rel.Name, to, rel.Revision)
-	o.outcome = &outcome{phase: PhaseUpdating, reason: ReasonRolledBack,
+	o.outcome = &outcome{phase: status.PhaseUpdating, reason: status.ReasonRolledBack,
 		message: fmt.Sprintf("Rolled back to revision %d as revision %d; checking its objects", to, rel.Revision)}
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 }
@@ -92,25 +94,25 @@ func (r *Reconciler) helmRollback(ctx context.Context, o *observation, hc *helm.
 // at an older generation than the resource's.
 // Sets nothing; event RollbackEnded.
 func (r *Reconciler) rollbackDone(ctx context.Context, o *observation) (ctrl.Result, error) {
-	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, AnnotationRollbackTo)
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, status.AnnotationRollbackTo)
 	if err := r.Client.Patch(ctx, o.obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("removing annotation %s: %w", AnnotationRollbackTo, err)
+		return ctrl.Result{}, fmt.Errorf("removing annotation %s: %w", status.AnnotationRollbackTo, err)
 	}
 	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, "RollbackEnded", "Rollback",
-		"The spec changed after the rollback to revision %d: removed %s, upgrading to the spec", o.facts.RollbackTo, AnnotationRollbackTo)
+		"The spec changed after the rollback to revision %d: removed %s, upgrading to the spec", o.facts.RollbackTo, status.AnnotationRollbackTo)
 	o.done = true
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 }
 
 // rollbackRequest reads AnnotationRollbackTo: 0 when absent.
 func rollbackRequest(obj *unstructured.Unstructured) (int, error) {
-	v, ok := obj.GetAnnotations()[AnnotationRollbackTo]
+	v, ok := obj.GetAnnotations()[status.AnnotationRollbackTo]
 	if !ok {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("annotation %s: %q is not a revision number; set it to one of the revisions in status.history, or remove it", AnnotationRollbackTo, v)
+		return 0, fmt.Errorf("annotation %s: %q is not a revision number; set it to one of the revisions in status.history, or remove it", status.AnnotationRollbackTo, v)
 	}
 	return n, nil
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,53 +25,6 @@ import (
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )
 
-// Status is the part of a custom resource's .status the reconciler owns. Hooks
-// own other keys; they are kept as they are.
-type Status struct {
-	ObservedGeneration int64          `json:"observedGeneration"`
-	Phase              string         `json:"phase"`
-	Message            string         `json:"message"`
-	Replicas           int32          `json:"replicas"`
-	ReadyReplicas      int32          `json:"readyReplicas"`
-	Release            *ReleaseStatus `json:"release,omitempty"`
-	History            []HistoryEntry `json:"history,omitempty"`
-	Failures           *FailureStatus `json:"failures,omitempty"`
-	Published          []string       `json:"published,omitempty"` // the chart's status keys (AnnotationStatusKey)
-	// The AnnotationReconcileRequestedAt value the reconcile that wrote this saw.
-	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
-	// The AnnotationTestRequestedAt value whose test run was last answered.
-	LastHandledTestAt string `json:"lastHandledTestAt,omitempty"`
-	// ActingAs is whom rudder acts as for the resource: the user name of the
-	// ServiceAccount it impersonates, or identity.Self for its own rights.
-	ActingAs   string             `json:"actingAs,omitempty"`
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
-}
-
-// ReleaseStatus describes the deployed revision (the newest one when none is
-// deployed). It never holds the manifest or the values.
-type ReleaseStatus struct {
-	Name         string       `json:"name"`
-	Revision     int          `json:"revision,omitempty"`
-	Chart        string       `json:"chart,omitempty"`
-	ChartVersion string       `json:"chartVersion,omitempty"`
-	AppVersion   string       `json:"appVersion,omitempty"`
-	Status       string       `json:"status,omitempty"`
-	ValuesDigest string       `json:"valuesDigest,omitempty"`
-	ChartDigest  string       `json:"chartDigest,omitempty"`
-	Updated      *metav1.Time `json:"updated,omitempty"`
-}
-
-// FailureStatus is the count of failed tries for one pair of digests, where
-// a restarted rudder finds it (failures live in memory otherwise).
-type FailureStatus struct {
-	Count        int          `json:"count"`
-	Reason       string       `json:"reason,omitempty"`
-	Message      string       `json:"message,omitempty"`
-	Last         *metav1.Time `json:"last,omitempty"`
-	ValuesDigest string       `json:"valuesDigest"`
-	ChartDigest  string       `json:"chartDigest"`
-}
-
 // ownedKeys are the keys of .status that Status writes, removed when unset.
 var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "readyReplicas", "release", "history", "failures", "published", "lastHandledReconcileAt", "lastHandledTestAt", "actingAs"}
 
@@ -79,13 +34,13 @@ var ownedKeys = []string{"observedGeneration", "phase", "message", "replicas", "
 // long to wait before the reconcile that writes it.
 func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Duration, error) {
 	current, _ := o.obj.Object["status"].(map[string]any)
-	var prev Status
+	var prev status.Status
 	if current != nil {
 		_ = runtime.DefaultUnstructuredConverter.FromUnstructured(current, &prev)
 	}
 	st := computeStatus(o, prev, r.now())
 	st.History = r.history(ctx, o)
-	st.LastHandledReconcileAt = o.obj.GetAnnotations()[AnnotationReconcileRequestedAt]
+	st.LastHandledReconcileAt = o.obj.GetAnnotations()[status.AnnotationReconcileRequestedAt]
 	st.ActingAs = o.actor.String()
 	if fl, ok := r.memory.lastFailure(o.key); ok && fl.count > 0 && fl.want == o.facts.Want {
 		st.Failures = fl.status()
@@ -230,9 +185,9 @@ func mergePatch(current, next map[string]any) map[string]any {
 // computeStatus derives status from what o observed, and from the outcome of
 // this reconcile's Helm action until storage shows it. prev is the status as
 // read: observedGeneration moves only to a generation rudder acted on.
-func computeStatus(o *observation, prev Status, now time.Time) Status {
+func computeStatus(o *observation, prev status.Status, now time.Time) status.Status {
 	gen := o.obj.GetGeneration()
-	st := Status{ObservedGeneration: prev.ObservedGeneration, Conditions: prev.Conditions, Release: releaseStatus(o)}
+	st := status.Status{ObservedGeneration: prev.ObservedGeneration, Conditions: prev.Conditions, Release: releaseStatus(o)}
 	st.LastHandledTestAt = prev.LastHandledTestAt
 	if o.testHandled != "" {
 		st.LastHandledTestAt = o.testHandled
@@ -261,24 +216,24 @@ func computeStatus(o *observation, prev Status, now time.Time) Status {
 	if c := outOfBandCondition(o); c != nil {
 		set(*c)
 	} else {
-		meta.RemoveStatusCondition(&st.Conditions, ConditionOutOfBand)
+		meta.RemoveStatusCondition(&st.Conditions, status.ConditionOutOfBand)
 	}
 	if c := testedCondition(o); c != nil {
 		set(*c)
-	} else if prev := meta.FindStatusCondition(st.Conditions, ConditionTested); prev != nil && prev.Reason == ReasonTestPending {
-		meta.RemoveStatusCondition(&st.Conditions, ConditionTested) // the revision awaiting its tests is gone
+	} else if prev := meta.FindStatusCondition(st.Conditions, status.ConditionTested); prev != nil && prev.Reason == status.ReasonTestPending {
+		meta.RemoveStatusCondition(&st.Conditions, status.ConditionTested) // the revision awaiting its tests is gone
 	}
 	switch c := driftCondition(o); {
 	case c != nil:
 		set(*c)
 	case !o.warnDrift:
-		meta.RemoveStatusCondition(&st.Conditions, ConditionDrifted)
+		meta.RemoveStatusCondition(&st.Conditions, status.ConditionDrifted)
 	}
 	if o.facts.Paused {
-		set(metav1.Condition{Type: ConditionPaused, Status: metav1.ConditionTrue, Reason: "Paused",
-			Message: fmt.Sprintf("rudder does not install, upgrade or repair this release; remove the annotation %s to resume", AnnotationPaused)})
+		set(metav1.Condition{Type: status.ConditionPaused, Status: metav1.ConditionTrue, Reason: "Paused",
+			Message: fmt.Sprintf("rudder does not install, upgrade or repair this release; remove the annotation %s to resume", status.AnnotationPaused)})
 	} else {
-		meta.RemoveStatusCondition(&st.Conditions, ConditionPaused)
+		meta.RemoveStatusCondition(&st.Conditions, status.ConditionPaused)
 	}
 	st.Phase, st.Message = phase(o, rel, rdy)
 	return st
@@ -320,7 +275,7 @@ func actedOn(o *observation) bool {
 	case f.ValuesErr != nil || f.RollbackErr != nil || f.HookErr != nil:
 		return true // judged: they fail, as the conditions say
 	case o.outcome != nil:
-		return o.outcome.reason != ReasonUnlocked
+		return o.outcome.reason != status.ReasonUnlocked
 	case f.Paused:
 		return false
 	case f.Deployed != nil && plan.DigestsOf(f.Deployed) == f.Want:
@@ -332,7 +287,7 @@ func actedOn(o *observation) bool {
 
 // released says whether the wanted values and chart are deployed.
 func released(o *observation) metav1.Condition {
-	c := metav1.Condition{Type: ConditionReleased}
+	c := metav1.Condition{Type: status.ConditionReleased}
 	f := o.facts
 	switch {
 	case o.outcome != nil && o.outcome.failed:
@@ -340,14 +295,14 @@ func released(o *observation) metav1.Condition {
 	case o.outcome != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, o.outcome.reason, o.outcome.message
 	case f.HookErr != nil:
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonHookFailed
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonHookFailed
 		c.Message = fmt.Sprintf("Waiting for %v", f.HookErr)
 	case f.RollbackErr != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonRollbackInvalid, f.RollbackErr.Error()
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, status.ReasonRollbackInvalid, f.RollbackErr.Error()
 	case f.RollbackTo > 0 && f.RolledBackAt == f.Generation && f.Deployed != nil:
-		c.Status, c.Reason = metav1.ConditionTrue, ReasonRolledBack
+		c.Status, c.Reason = metav1.ConditionTrue, status.ReasonRolledBack
 		c.Message = fmt.Sprintf("Rolled back to revision %d (now revision %d) as annotation %s asks; it stays there until the spec changes or the annotation is removed",
-			f.RollbackTo, f.Deployed.Number, AnnotationRollbackTo)
+			f.RollbackTo, f.Deployed.Number, status.AnnotationRollbackTo)
 	case o.step == plan.StepDepend:
 		e, _ := depends.IsError(f.DependsErr)
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(e.Reason), e.Message
@@ -360,72 +315,72 @@ func released(o *observation) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, g.res.Reason, g.res.Message
 		switch {
 		case g.err != nil:
-			c.Status, c.Reason = metav1.ConditionFalse, ReasonUpgradeGated
+			c.Status, c.Reason = metav1.ConditionFalse, status.ReasonUpgradeGated
 			c.Message = fmt.Sprintf("Hook %s cannot tell whether the upgrade may go ahead: %v", g.hook, g.err)
 		case g.res.Failed:
 			c.Status = metav1.ConditionFalse
 		}
 		if c.Reason == "" {
-			c.Reason = ReasonUpgradeGated
+			c.Reason = status.ReasonUpgradeGated
 		}
 	case errors.As(f.ValuesErr, new(valuesFromError)):
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesFromInvalid
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonValuesFromInvalid
 		c.Message = fmt.Sprintf("Cannot read the release values from ConfigMaps and Secrets: %v", f.ValuesErr)
 		if valuesfrom.Fixable(f.ValuesErr) {
-			c.Reason = ReasonValuesFromNotReady
+			c.Reason = status.ReasonValuesFromNotReady
 		}
 	case errors.As(f.ValuesErr, new(conditionError)):
 		var ce conditionError
 		errors.As(f.ValuesErr, &ce)
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ce.reason, ce.Error()
 	case f.ValuesErr != nil:
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonValuesInvalid
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonValuesInvalid
 		c.Message = fmt.Sprintf("Cannot compute the release values: %v; fix the watch's overrideValues or the spec", f.ValuesErr)
 	case f.Latest != nil && f.Latest.Status == "uninstalled":
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonOutOfBand
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonOutOfBand
 		c.Message = fmt.Sprintf("Revision %d was uninstalled by another Helm client, which kept the history; rudder installs the release again", f.Latest.Number)
 		if plan.KeepsUninstall(f) {
 			c.Message = fmt.Sprintf("Revision %d was uninstalled by another Helm client, which kept the history; outOfBand: keep leaves it so until the spec changes", f.Latest.Number)
 		}
 	case plan.Stuck(f):
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonOutOfBand
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonOutOfBand
 		c.Message = fmt.Sprintf("No revision is deployed and Helm cannot upgrade from revision %d, which is %q; run helm rollback to a deployed revision, or delete the resource to uninstall the release",
 			f.Latest.Number, f.Latest.Status)
 	case f.Paused && (f.Deployed == nil || plan.DigestsOf(f.Deployed) != f.Want):
 		c.Status, c.Reason = metav1.ConditionUnknown, "Paused"
-		c.Message = fmt.Sprintf("The spec's changes wait until the annotation %s is removed", AnnotationPaused)
+		c.Message = fmt.Sprintf("The spec's changes wait until the annotation %s is removed", status.AnnotationPaused)
 	case f.Deployed != nil && plan.HeldAfterRemediation(f):
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonRemediated, remediatedMessage(o)
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, status.ReasonRemediated, remediatedMessage(o)
 	case f.Deployed != nil && plan.WrittenByRudder(f.Deployed) && plan.DigestsOf(f.Deployed) == f.Want:
-		c.Status, c.Reason = metav1.ConditionTrue, ReasonUpgradeSucceeded
+		c.Status, c.Reason = metav1.ConditionTrue, status.ReasonUpgradeSucceeded
 		if f.Deployed.Number == 1 {
-			c.Reason = ReasonInstallSucceeded
+			c.Reason = status.ReasonInstallSucceeded
 		}
 		c.Message = fmt.Sprintf("Revision %d is deployed", f.Deployed.Number)
 	case o.failure.count >= f.Remediation.MaxAttempts:
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonRetriesExhausted
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonRetriesExhausted
 		c.Message = fmt.Sprintf("Gave up after %d failed tries with these values and this chart; change the spec to try again. Last error: %s",
 			o.failure.count, o.failure.message)
 	case o.failure.count > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, o.failure.reason
 		c.Message = fmt.Sprintf("%s (try %d of %d; next in %s)", o.failure.message, o.failure.count, f.Remediation.MaxAttempts, f.RetryIn.Round(time.Second))
 	case f.Deployed != nil && !plan.WrittenByRudder(f.Deployed):
-		c.Status, c.Reason = metav1.ConditionUnknown, ReasonOutOfBand
-		c.Message = fmt.Sprintf("Revision %d was written by another Helm client; see the %s condition", f.Deployed.Number, ConditionOutOfBand)
+		c.Status, c.Reason = metav1.ConditionUnknown, status.ReasonOutOfBand
+		c.Message = fmt.Sprintf("Revision %d was written by another Helm client; see the %s condition", f.Deployed.Number, status.ConditionOutOfBand)
 	case o.latest != nil && plan.DigestsOf(f.Latest) == f.Want:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonUpgradeFailed, o.latest.Description
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, status.ReasonUpgradeFailed, o.latest.Description
 		if f.Deployed == nil {
-			c.Reason = ReasonInstallFailed
+			c.Reason = status.ReasonInstallFailed
 		}
 	case f.Latest != nil && plan.IsPending(f.Latest.Status):
-		c.Status, c.Reason = metav1.ConditionUnknown, ReasonPending
+		c.Status, c.Reason = metav1.ConditionUnknown, status.ReasonPending
 		c.Message = fmt.Sprintf("Revision %d is %s, held by another writer (not rudder); rudder waits for it to finish",
 			f.Latest.Number, f.Latest.Status)
 		if h := f.Latest.Labels[storage.LabelHolder]; h == f.Self || plan.LeftByRudder(f.Latest, f.Self) {
 			c.Message = fmt.Sprintf("Revision %d is %s by rudder %s", f.Latest.Number, f.Latest.Status, h)
 		}
 	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, ReasonNotReleased, "The release is not installed yet"
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, status.ReasonNotReleased, "The release is not installed yet"
 	}
 	return c
 }
@@ -444,41 +399,41 @@ func blocking(o *observation, conds []metav1.Condition) []metav1.Condition {
 // readiness says whether every object of the deployed revision is ready and
 // no hook holds readiness back.
 func readiness(o *observation, hooks []metav1.Condition) metav1.Condition {
-	c := metav1.Condition{Type: ConditionReady}
+	c := metav1.Condition{Type: status.ConditionReady}
 	h := o.health
 	var waiting *metav1.Condition
 	if len(hooks) > 0 {
 		waiting = &hooks[0]
 	}
 	switch {
-	case o.outcome != nil && !o.outcome.failed && o.outcome.reason != ReasonUnlocked:
+	case o.outcome != nil && !o.outcome.failed && o.outcome.reason != status.ReasonUnlocked:
 		// This reconcile just changed the release: what was assessed before
 		// it is not the new revision's readiness.
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonProgressing, o.outcome.message
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, status.ReasonProgressing, o.outcome.message
 	case h != nil && h.ready && waiting != nil:
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonWaitingForHook
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonWaitingForHook
 		c.Message = fmt.Sprintf("%s is %s: %s", waiting.Type, waiting.Status, waiting.Message)
 	case h == nil && o.facts.Deleting:
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonUninstalling
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonUninstalling
 		c.Message = "The resource is being deleted: its release is uninstalled"
 	case h == nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonNotReleased, "No revision is deployed yet"
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, status.ReasonNotReleased, "No revision is deployed yet"
 	case o.facts.Stalled:
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonReadinessTimeout
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonReadinessTimeout
 		c.Message = fmt.Sprintf("Revision %d was not Ready within remediation.readinessTimeout %s: %s",
 			o.facts.Deployed.Number, o.facts.Remediation.ReadinessTimeout, h.message)
 	case o.facts.TestFailed:
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonTestFailed
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonTestFailed
 		c.Message = testFailure(o)
 	case o.facts.Deployed != nil && plan.HeldAfterRemediation(o.facts):
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonRemediated
+		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonRemediated
 		c.Message = fmt.Sprintf("%s; its objects: %s", remediatedMessage(o), h.summary())
 	case h.ready:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonReady, h.summary()
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, status.ReasonReady, h.summary()
 	case h.failed:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonObjectFail, h.message
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, status.ReasonObjectFail, h.message
 	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonProgressing, h.message
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, status.ReasonProgressing, h.message
 	}
 	return c
 }
@@ -487,38 +442,38 @@ func readiness(o *observation, hooks []metav1.Condition) metav1.Condition {
 func phase(o *observation, rel, rdy metav1.Condition) (string, string) {
 	switch {
 	case rel.Status == metav1.ConditionFalse:
-		return PhaseFailed, rel.Message
+		return status.PhaseFailed, rel.Message
 	case o.health != nil && o.health.failed:
-		return PhaseFailed, rdy.Message
+		return status.PhaseFailed, rdy.Message
 	case o.outcome != nil:
 		return o.outcome.phase, rel.Message
 	case o.facts.Deployed == nil:
 		if o.facts.Latest != nil {
-			return PhaseDeploying, rel.Message
+			return status.PhaseDeploying, rel.Message
 		}
 		if o.step == plan.StepDepend {
-			return PhasePending, rel.Message
+			return status.PhasePending, rel.Message
 		}
-		return PhasePending, "Waiting for the release to be installed"
+		return status.PhasePending, "Waiting for the release to be installed"
 	case o.health == nil:
 		// The deployed revision's objects were not read: the resource is
 		// being deleted.
-		return PhaseUpdating, rdy.Message
+		return status.PhaseUpdating, rdy.Message
 	case rdy.Status == metav1.ConditionTrue:
-		return PhaseRunning, o.health.summary()
-	case rdy.Reason == ReasonTestFailed:
-		return PhaseFailed, rdy.Message
-	case rdy.Reason == ReasonWaitingForHook:
-		return PhaseDeploying, rdy.Message
+		return status.PhaseRunning, o.health.summary()
+	case rdy.Reason == status.ReasonTestFailed:
+		return status.PhaseFailed, rdy.Message
+	case rdy.Reason == status.ReasonWaitingForHook:
+		return status.PhaseDeploying, rdy.Message
 	case o.facts.Deployed.Number == 1:
-		return PhaseDeploying, o.health.summary()
+		return status.PhaseDeploying, o.health.summary()
 	default:
-		return PhaseUpdating, o.health.summary()
+		return status.PhaseUpdating, o.health.summary()
 	}
 }
 
-func releaseStatus(o *observation) *ReleaseStatus {
-	rs := &ReleaseStatus{Name: o.release.Name}
+func releaseStatus(o *observation) *status.ReleaseStatus {
+	rs := &status.ReleaseStatus{Name: o.release.Name}
 	rev, d := o.deployed, o.facts.Deployed
 	if rev == nil {
 		rev, d = o.latest, o.facts.Latest

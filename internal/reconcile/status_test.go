@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,57 +42,57 @@ func TestComputeStatus(t *testing.T) {
 		{
 			name:      "running",
 			o:         observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: ready},
-			wantPhase: PhaseRunning, wantMsg: "All replicas are ready",
-			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionTrue, wantReason: ReasonUpgradeSucceeded,
+			wantPhase: status.PhaseRunning, wantMsg: "All replicas are ready",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionTrue, wantReason: status.ReasonUpgradeSucceeded,
 		},
 		{
 			name:      "rolling out an upgrade",
 			o:         observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: rolling},
-			wantPhase: PhaseUpdating, wantMsg: "1/3 replicas ready",
-			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
+			wantPhase: status.PhaseUpdating, wantMsg: "1/3 replicas ready",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: status.ReasonUpgradeSucceeded,
 		},
 		{
 			name:      "nothing installed yet",
 			o:         observation{facts: plan.Facts{Want: want}},
-			wantPhase: PhasePending, wantMsg: "Waiting for the release to be installed",
-			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonNotReleased,
+			wantPhase: status.PhasePending, wantMsg: "Waiting for the release to be installed",
+			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: status.ReasonNotReleased,
 			wantObserved: 5,
 		},
 		{
 			name: "paused with a spec change waiting: generation not claimed",
 			o: observation{facts: plan.Facts{Paused: true, Want: plan.Digests{Values: "new", Chart: "c"}, Latest: deployed, Deployed: deployed},
 				health: ready},
-			wantPhase: PhaseRunning, wantMsg: "All replicas are ready",
+			wantPhase: status.PhaseRunning, wantMsg: "All replicas are ready",
 			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionTrue, wantReason: "Paused",
 			wantObserved: 5,
 		},
 		{
 			name: "rolled back this reconcile: Ready waits for the new revision's objects",
 			o: observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: ready,
-				outcome: &outcome{phase: PhaseUpdating, reason: ReasonRolledBack, message: "Rolled back to revision 1 as revision 3; checking its objects"}},
-			wantPhase: PhaseUpdating, wantMsg: "Rolled back to revision 1 as revision 3; checking its objects",
-			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonRolledBack,
+				outcome: &outcome{phase: status.PhaseUpdating, reason: status.ReasonRolledBack, message: "Rolled back to revision 1 as revision 3; checking its objects"}},
+			wantPhase: status.PhaseUpdating, wantMsg: "Rolled back to revision 1 as revision 3; checking its objects",
+			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: status.ReasonRolledBack,
 		},
 		{
 			name: "upgrade failed, old revision still serving",
 			o: observation{facts: plan.Facts{Want: plan.Digests{Values: "new", Chart: "c"}, Latest: deployed, Deployed: deployed}, health: ready,
-				outcome: &outcome{phase: PhaseFailed, reason: ReasonUpgradeFailed, message: "boom", failed: true}},
-			wantPhase: PhaseFailed, wantMsg: "boom",
-			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionTrue, wantReason: ReasonUpgradeFailed,
+				outcome: &outcome{phase: status.PhaseFailed, reason: status.ReasonUpgradeFailed, message: "boom", failed: true}},
+			wantPhase: status.PhaseFailed, wantMsg: "boom",
+			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionTrue, wantReason: status.ReasonUpgradeFailed,
 		},
 		{
 			name:      "values cannot be computed",
 			o:         observation{facts: plan.Facts{Want: want, ValuesErr: errors.New("bad override")}},
-			wantPhase: PhaseFailed, wantMsg: "Cannot compute the release values: bad override; fix the watch's overrideValues or the spec",
-			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonValuesInvalid,
+			wantPhase: status.PhaseFailed, wantMsg: "Cannot compute the release values: bad override; fix the watch's overrideValues or the spec",
+			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: status.ReasonValuesInvalid,
 		},
 		{
 			name: "retries exhausted",
 			o: observation{facts: plan.Facts{Want: want, Failures: watches.DefaultMaxAttempts},
 				failure: failure{want: want, count: watches.DefaultMaxAttempts, message: "boom"}},
-			wantPhase: PhaseFailed,
+			wantPhase: status.PhaseFailed,
 			wantMsg:   "Gave up after 3 failed tries with these values and this chart; change the spec to try again. Last error: boom",
-			wantRel:   metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonRetriesExhausted,
+			wantRel:   metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: status.ReasonRetriesExhausted,
 			wantObserved: 5, // the failed tries claimed it; a hold claims nothing
 		},
 		{
@@ -102,21 +104,21 @@ func TestComputeStatus(t *testing.T) {
 					{hook: fakeHook("Restored"), res: hook.Result{BlocksReady: true, Condition: metav1.Condition{
 						Status: metav1.ConditionFalse, Reason: "Restoring", Message: "restoring latest dump"}}},
 				}},
-			wantPhase: PhaseDeploying, wantMsg: "Restored is False: restoring latest dump",
-			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
+			wantPhase: status.PhaseDeploying, wantMsg: "Restored is False: restoring latest dump",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: status.ReasonUpgradeSucceeded,
 		},
 		{
 			name:      "being deleted: the deployed revision's objects are not read",
 			o:         observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed, Deleting: true}},
-			wantPhase: PhaseUpdating, wantMsg: "The resource is being deleted: its release is uninstalled",
-			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
+			wantPhase: status.PhaseUpdating, wantMsg: "The resource is being deleted: its release is uninstalled",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: status.ReasonUpgradeSucceeded,
 		},
 		{
 			name: "failed revision found in storage after a restart",
 			o: observation{facts: plan.Facts{Want: want, Latest: rev(1, "failed", want)},
 				latest: &revision{Release: &helm.Release{Description: "Release \"x\" failed: quota exceeded"}}},
-			wantPhase: PhaseFailed, wantMsg: "Release \"x\" failed: quota exceeded",
-			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonInstallFailed,
+			wantPhase: status.PhaseFailed, wantMsg: "Release \"x\" failed: quota exceeded",
+			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: status.ReasonInstallFailed,
 		},
 	}
 	for _, tt := range tests {
@@ -127,7 +129,7 @@ func TestComputeStatus(t *testing.T) {
 			}
 			o.obj = &unstructured.Unstructured{Object: map[string]any{}}
 			o.obj.SetGeneration(7)
-			st := computeStatus(&o, Status{ObservedGeneration: 5}, now)
+			st := computeStatus(&o, status.Status{ObservedGeneration: 5}, now)
 			if st.Phase != tt.wantPhase || st.Message != tt.wantMsg {
 				t.Errorf("phase, message = %s, %q; want %s, %q", st.Phase, st.Message, tt.wantPhase, tt.wantMsg)
 			}
@@ -138,25 +140,25 @@ func TestComputeStatus(t *testing.T) {
 			if st.ObservedGeneration != observed {
 				t.Errorf("observedGeneration = %d, want %d", st.ObservedGeneration, observed)
 			}
-			for _, typ := range []string{ConditionReleased, ConditionReady} {
+			for _, typ := range []string{status.ConditionReleased, status.ConditionReady} {
 				if meta.FindStatusCondition(st.Conditions, typ) == nil {
 					t.Errorf("no %s condition in %+v", typ, st.Conditions)
 				}
 			}
 			for _, c := range st.Conditions {
 				wantGen := int64(7)
-				if c.Type == ConditionReady {
+				if c.Type == status.ConditionReady {
 					wantGen = observed
 				}
 				if c.ObservedGeneration != wantGen || !c.LastTransitionTime.Time.Equal(now) {
 					t.Errorf("%s: observedGeneration %d (want %d), time %v", c.Type, c.ObservedGeneration, wantGen, c.LastTransitionTime)
 				}
 				switch c.Type {
-				case ConditionReleased:
+				case status.ConditionReleased:
 					if c.Status != tt.wantRel || c.Reason != tt.wantReason {
 						t.Errorf("Released = %s/%s, want %s/%s", c.Status, c.Reason, tt.wantRel, tt.wantReason)
 					}
-				case ConditionReady:
+				case status.ConditionReady:
 					if c.Status != tt.wantReady {
 						t.Errorf("Ready = %s (%s), want %s", c.Status, c.Message, tt.wantReady)
 					}
@@ -168,14 +170,14 @@ func TestComputeStatus(t *testing.T) {
 
 func TestComputeStatus_KeepsTransitionTimeWhenUnchanged(t *testing.T) {
 	earlier := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	prev := []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady, LastTransitionTime: earlier}}
+	prev := []metav1.Condition{{Type: status.ConditionReady, Status: metav1.ConditionTrue, Reason: status.ReasonReady, LastTransitionTime: earlier}}
 	d := rev(1, "deployed", plan.Digests{})
 	o := &observation{obj: &unstructured.Unstructured{Object: map[string]any{}}, facts: plan.Facts{Latest: d, Deployed: d},
 		health: &health{ready: true, objects: 1}}
-	st := computeStatus(o, Status{Conditions: prev}, earlier.Add(time.Hour))
+	st := computeStatus(o, status.Status{Conditions: prev}, earlier.Add(time.Hour))
 	found := false
 	for _, c := range st.Conditions {
-		if c.Type == ConditionReady {
+		if c.Type == status.ConditionReady {
 			found = true
 			if !c.LastTransitionTime.Equal(&earlier) {
 				t.Errorf("Ready transition time moved to %v", c.LastTransitionTime)
@@ -218,9 +220,9 @@ func TestFitConditions(t *testing.T) {
 				delete(cond, "message")
 			}
 			list := []any{cond}
-			status := map[string]any{"conditions": list}
-			fitConditions(status)
-			got := status["conditions"].([]any)[0].(map[string]any)["message"]
+			st := map[string]any{"conditions": list}
+			fitConditions(st)
+			got := st["conditions"].([]any)[0].(map[string]any)["message"]
 			if got != tt.want {
 				t.Errorf("message %.40q... (%d characters), want %.40q...", got, utf8.RuneCountInString(fmt.Sprint(got)), tt.want)
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 
@@ -27,7 +28,7 @@ func TestReconciler_RefusesAnObjectOutsideItsNamespace(t *testing.T) {
 	t.Parallel()
 	ns, other := namespace(t), namespace(t)
 	create(t, gadgetGVK, ns, "reach", map[string]any{"namespace": other})
-	conditionSays(t, gadgetGVK, ns, "reach", reconcile.ConditionReleased, metav1.ConditionFalse, reconcile.ReasonOutsideNamespace,
+	conditionSays(t, gadgetGVK, ns, "reach", status.ConditionReleased, metav1.ConditionFalse, status.ReasonOutsideNamespace,
 		"ConfigMap/gadget-reach", other)
 	cm := &corev1.ConfigMap{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: other, Name: "gadget-reach"}, cm); !apierrors.IsNotFound(err) {
@@ -42,7 +43,7 @@ func TestReconciler_NeverRollsBackToARevisionItDidNotWrite(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
 	create(t, gadgetGVK, ns, "forged", map[string]any{"message": "spec"})
-	conditionSays(t, gadgetGVK, ns, "forged", reconcile.ConditionReleased, metav1.ConditionTrue, "")
+	conditionSays(t, gadgetGVK, ns, "forged", status.ConditionReleased, metav1.ConditionTrue, "")
 	forgeRevision(t, ns, "gadget-forged", 2, "superseded", `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -55,7 +56,7 @@ data: {from: forgery}
 	if err := k8s.Patch(ctx, cr, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
-	conditionSays(t, gadgetGVK, ns, "forged", reconcile.ConditionReleased, metav1.ConditionFalse, reconcile.ReasonRevisionNotSigned, "revision 2")
+	conditionSays(t, gadgetGVK, ns, "forged", status.ConditionReleased, metav1.ConditionFalse, status.ReasonRevisionNotSigned, "revision 2")
 	cm := &corev1.ConfigMap{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "planted"}, cm); !apierrors.IsNotFound(err) {
 		t.Fatalf("the forged revision's ConfigMap: %v, want none", err)
@@ -107,7 +108,7 @@ func TestReconciler_ActsAsTheResourcesServiceAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	user := "system:serviceaccount:" + ns + ":deployer"
-	conditionSays(t, gadgetGVK, ns, "lean", reconcile.ConditionReleased, metav1.ConditionFalse, reconcile.ReasonForbidden,
+	conditionSays(t, gadgetGVK, ns, "lean", status.ConditionReleased, metav1.ConditionFalse, status.ReasonForbidden,
 		user, "configmaps")
 	if got := get(t, gadgetGVK, ns, "lean"); !strings.Contains(fmt.Sprint(got.Object["status"]), "actingAs:"+user) {
 		t.Errorf("status does not say rudder acts as %s: %v", user, got.Object["status"])
@@ -127,7 +128,7 @@ func TestReconciler_ActsAsTheResourcesServiceAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	conditionSays(t, gadgetGVK, ns, "lean", reconcile.ConditionReleased, metav1.ConditionTrue, "")
+	conditionSays(t, gadgetGVK, ns, "lean", status.ConditionReleased, metav1.ConditionTrue, "")
 }
 
 // A storage Secret that does not decode is named in a condition, and the
@@ -136,7 +137,7 @@ func TestReconciler_AStorageSecretThatDoesNotDecodeIsNamedAndDeletionCompletes(t
 	t.Parallel()
 	ns := namespace(t)
 	create(t, gadgetGVK, ns, "garbled", map[string]any{"message": "spec"})
-	conditionSays(t, gadgetGVK, ns, "garbled", reconcile.ConditionReleased, metav1.ConditionTrue, "")
+	conditionSays(t, gadgetGVK, ns, "garbled", status.ConditionReleased, metav1.ConditionTrue, "")
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: ns, Name: "sh.helm.release.v1.gadget-garbled.v2",
@@ -148,7 +149,7 @@ func TestReconciler_AStorageSecretThatDoesNotDecodeIsNamedAndDeletionCompletes(t
 	if err := k8s.Create(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	conditionSays(t, gadgetGVK, ns, "garbled", reconcile.ConditionReleased, metav1.ConditionFalse, reconcile.ReasonRevisionUndecodable,
+	conditionSays(t, gadgetGVK, ns, "garbled", status.ConditionReleased, metav1.ConditionFalse, status.ReasonRevisionUndecodable,
 		"sh.helm.release.v1.gadget-garbled.v2")
 	if err := k8s.Delete(ctx, testenv.NewObject(gadgetGVK, ns, "garbled", nil)); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,34 +21,6 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
-)
-
-// AnnotationTestRequestedAt set to a new value (a time, by convention) asks
-// rudder to run the chart tests of the deployed revision now, as `helm test`
-// does; status.lastHandledTestAt then echoes the value, and the Tested
-// condition and status.history say how the run ended (`rudder test` sets it
-// and waits for that).
-const AnnotationTestRequestedAt = "rudder.dev/test-requested-at"
-
-// ConditionTested says how the last run of the deployed revision's chart
-// tests ended: True (TestSucceeded), False (TestFailed), Unknown (TestPending:
-// the kind's test.enable runs them once the revision is Ready). Absent before
-// any run.
-const ConditionTested = "Tested"
-
-// Reasons of the Tested condition, and of the events of a run.
-const (
-	ReasonTestSucceeded = "TestSucceeded"
-	ReasonTestFailed    = "TestFailed"
-	ReasonTestPending   = "TestPending"
-	ReasonTestRunning   = "TestRunning" // a run is under way
-	ReasonTestNotRun    = "TestNotRun"  // a request found no revision Helm can test
-)
-
-// Test results, as LabelTest and status.history show them.
-const (
-	TestPassed = "Passed"
-	TestFailed = "Failed"
 )
 
 // runTests runs the deployed revision's tests when they are due: on request
@@ -74,7 +48,7 @@ func (r *Reconciler) runTests(ctx context.Context, o *observation) error {
 		ctrl.LoggerFrom(ctx).Info("Dropped the result of a chart test run: the revision it tested no longer serves",
 			"revision", run.result.Revision)
 	}
-	token := o.obj.GetAnnotations()[AnnotationTestRequestedAt]
+	token := o.obj.GetAnnotations()[status.AnnotationTestRequestedAt]
 	requested := testRequested(o.obj)
 	switch {
 	case requested && r.memory.testAnswered(o.key, token):
@@ -106,7 +80,7 @@ func deploysWanted(f plan.Facts) bool {
 
 // testRequested reports whether obj asks for a test run it has not had.
 func testRequested(obj *unstructured.Unstructured) bool {
-	token := obj.GetAnnotations()[AnnotationTestRequestedAt]
+	token := obj.GetAnnotations()[status.AnnotationTestRequestedAt]
 	handled, _, _ := unstructured.NestedString(obj.Object, "status", "lastHandledTestAt")
 	return token != "" && token != handled
 }
@@ -121,13 +95,13 @@ func failedTests(passed bool, t watches.Test) bool {
 // wanted spec, failed its last test run and the kind counts that as a failed
 // upgrade.
 func testsFailed(f plan.Facts, t watches.Test) bool {
-	return deploysWanted(f) && f.Deployed.Labels[storage.LabelTest] != "" && failedTests(f.Deployed.Labels[storage.LabelTest] == TestPassed, t)
+	return deploysWanted(f) && f.Deployed.Labels[storage.LabelTest] != "" && failedTests(f.Deployed.Labels[storage.LabelTest] == status.TestPassed, t)
 }
 
 // refuseTest handles a test request the deployed revision cannot answer:
 // Helm tests the newest revision, which is not deployed.
 func refuseTest(o *observation) {
-	o.testHandled = o.obj.GetAnnotations()[AnnotationTestRequestedAt]
+	o.testHandled = o.obj.GetAnnotations()[status.AnnotationTestRequestedAt]
 	o.testNotRun = fmt.Sprintf("Not tested: Helm tests the newest revision, and revision %d is %s, not deployed; "+
 		"ask again once the release is deployed", o.facts.Latest.Number, o.facts.Latest.Status)
 }
@@ -144,7 +118,7 @@ func (r *Reconciler) startTest(ctx context.Context, o *observation) error {
 	}
 	run := &testRun{
 		uid:     o.facts.Deployed.UID,
-		request: o.obj.GetAnnotations()[AnnotationTestRequestedAt],
+		request: o.obj.GetAnnotations()[status.AnnotationTestRequestedAt],
 		started: time.Now(),
 	}
 	r.memory.testStarted(o.key, run)
@@ -179,9 +153,9 @@ func (r *Reconciler) recordTest(ctx context.Context, o *observation, run testRun
 	if err != nil {
 		return err
 	}
-	result := TestPassed
+	result := status.TestPassed
 	if !res.Passed {
-		result = TestFailed
+		result = status.TestFailed
 	}
 	labels := map[string]string{storage.LabelTest: result, storage.LabelTestedAt: strconv.FormatInt(res.Completed.Unix(), 10)}
 	if _, err := hc.Label(o.release.Name, res.Revision, labels); err != nil {
@@ -197,17 +171,17 @@ func (r *Reconciler) recordTest(ctx context.Context, o *observation, run testRun
 	switch {
 	case failedTests(res.Passed, r.Watch.Test) && deploysWanted(o.facts):
 		o.facts.TestFailed = true
-		o.failure = r.memory.recordFailure(o.key, o.facts.Want, ReasonTestFailed, msg, r.now())
-	case res.Passed && o.failure.reason == ReasonTestFailed:
+		o.failure = r.memory.recordFailure(o.key, o.facts.Want, status.ReasonTestFailed, msg, r.now())
+	case res.Passed && o.failure.reason == status.ReasonTestFailed:
 		r.memory.forgetFailure(o.key)
 		o.failure = failure{}
 	}
 	if res.Passed {
 		log.Info("Chart tests passed", "revision", res.Revision, "tests", len(res.Tests))
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonTestSucceeded, "Test", "%s", msg)
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonTestSucceeded, "Test", "%s", msg)
 	} else {
 		log.Info("Chart tests failed", "revision", res.Revision, "failure", res.Failure)
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonTestFailed, "Test", "%s", msg)
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonTestFailed, "Test", "%s", msg)
 	}
 	return nil
 }
@@ -339,28 +313,28 @@ func testMessage(run helm.TestRun) string {
 // the status as read alone, which the cache may show from before a run.
 func testedCondition(o *observation) *metav1.Condition {
 	if run := o.testRun; run != nil {
-		c := metav1.Condition{Type: ConditionTested, Status: metav1.ConditionTrue, Reason: ReasonTestSucceeded, Message: testMessage(*run)}
+		c := metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionTrue, Reason: status.ReasonTestSucceeded, Message: testMessage(*run)}
 		if !run.Passed {
-			c.Status, c.Reason = metav1.ConditionFalse, ReasonTestFailed
+			c.Status, c.Reason = metav1.ConditionFalse, status.ReasonTestFailed
 		}
 		return &c
 	}
 	if run := o.testRunning; run != nil {
-		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionUnknown, Reason: ReasonTestRunning,
+		return &metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionUnknown, Reason: status.ReasonTestRunning,
 			Message: fmt.Sprintf("Revision %d's tests are running, since %s", o.facts.Deployed.Number, run.started.UTC().Format(time.RFC3339))}
 	}
 	if o.testNotRun != "" {
-		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionFalse, Reason: ReasonTestNotRun, Message: o.testNotRun}
+		return &metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionFalse, Reason: status.ReasonTestNotRun, Message: o.testNotRun}
 	}
-	if d := o.facts.Deployed; d != nil && d.Labels[storage.LabelTest] == TestPassed {
-		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionTrue, Reason: ReasonTestSucceeded,
-			Message: lastTested(o, ReasonTestSucceeded, d.Number, fmt.Sprintf("Revision %d passed its tests", d.Number))}
+	if d := o.facts.Deployed; d != nil && d.Labels[storage.LabelTest] == status.TestPassed {
+		return &metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionTrue, Reason: status.ReasonTestSucceeded,
+			Message: lastTested(o, status.ReasonTestSucceeded, d.Number, fmt.Sprintf("Revision %d passed its tests", d.Number))}
 	}
-	if d := o.facts.Deployed; d != nil && d.Labels[storage.LabelTest] == TestFailed {
-		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionFalse, Reason: ReasonTestFailed, Message: testFailure(o)}
+	if d := o.facts.Deployed; d != nil && d.Labels[storage.LabelTest] == status.TestFailed {
+		return &metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionFalse, Reason: status.ReasonTestFailed, Message: testFailure(o)}
 	}
 	if o.awaitingTest {
-		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionUnknown, Reason: ReasonTestPending,
+		return &metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionUnknown, Reason: status.ReasonTestPending,
 			Message: fmt.Sprintf("Revision %d is tested once it is Ready (test.enable)", o.facts.Deployed.Number)}
 	}
 	return nil
@@ -370,10 +344,10 @@ func testedCondition(o *observation) *metav1.Condition {
 // recorded for the wanted spec, else the Tested condition about it.
 func testFailure(o *observation) string {
 	n := o.facts.Deployed.Number
-	if o.failure.reason == ReasonTestFailed && strings.HasPrefix(o.failure.message, fmt.Sprintf("Revision %d failed", n)) {
+	if o.failure.reason == status.ReasonTestFailed && strings.HasPrefix(o.failure.message, fmt.Sprintf("Revision %d failed", n)) {
 		return o.failure.message
 	}
-	return lastTested(o, ReasonTestFailed, n, fmt.Sprintf("Revision %d failed its tests", n))
+	return lastTested(o, status.ReasonTestFailed, n, fmt.Sprintf("Revision %d failed its tests", n))
 }
 
 // lastTested returns the message of the last run of revision n that ended
@@ -381,13 +355,13 @@ func testFailure(o *observation) string {
 // fallback.
 func lastTested(o *observation, reason string, n int, fallback string) string {
 	about := fmt.Sprintf("Revision %d ", n)
-	if strings.HasPrefix(o.lastTest, about) && (reason == ReasonTestSucceeded) == strings.HasPrefix(o.lastTest, about+"passed") {
+	if strings.HasPrefix(o.lastTest, about) && (reason == status.ReasonTestSucceeded) == strings.HasPrefix(o.lastTest, about+"passed") {
 		return o.lastTest
 	}
 	conds, _, _ := unstructured.NestedSlice(o.obj.Object, "status", "conditions")
 	for _, raw := range conds {
 		m, ok := raw.(map[string]any)
-		if !ok || m["type"] != ConditionTested || m["reason"] != reason {
+		if !ok || m["type"] != status.ConditionTested || m["reason"] != reason {
 			continue
 		}
 		if msg := fmt.Sprint(m["message"]); strings.HasPrefix(msg, about) {
@@ -398,21 +372,15 @@ func lastTested(o *observation, reason string, n int, fallback string) string {
 }
 
 // testOf is the status.history entry's test of rev, from its labels.
-func testOf(rev storage.Revision) *HistoryTest {
+func testOf(rev storage.Revision) *status.HistoryTest {
 	result := rev.Labels[storage.LabelTest]
 	if result == "" {
 		return nil
 	}
-	t := &HistoryTest{Result: result}
+	t := &status.HistoryTest{Result: result}
 	if at, err := strconv.ParseInt(rev.Labels[storage.LabelTestedAt], 10, 64); err == nil {
 		c := metav1.NewTime(time.Unix(at, 0))
 		t.Completed = &c
 	}
 	return t
-}
-
-// HistoryTest is the last run of a revision's chart tests in status.history.
-type HistoryTest struct {
-	Result    string       `json:"result"`
-	Completed *metav1.Time `json:"completed,omitempty"`
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
@@ -29,12 +31,12 @@ func TestTestsFailed(t *testing.T) {
 		t    watches.Test
 		want bool
 	}{
-		{"failed, enabled", plan.Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), TestFailed)}, on, true},
-		{"passed, enabled", plan.Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), TestPassed)}, on, false},
+		{"failed, enabled", plan.Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), status.TestFailed)}, on, true},
+		{"passed, enabled", plan.Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), status.TestPassed)}, on, false},
 		{"not tested yet", plan.Facts{Want: v1, Deployed: rev(1, "deployed", v1)}, on, false},
-		{"failed, tests run on request only", plan.Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), TestFailed)}, watches.Test{}, false},
-		{"failed, ignoreFailures", plan.Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), TestFailed)}, watches.Test{Enable: true, IgnoreFailures: true}, false},
-		{"failed, but the spec changed since", plan.Facts{Want: v2, Deployed: tested(rev(1, "deployed", v1), TestFailed)}, on, false},
+		{"failed, tests run on request only", plan.Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), status.TestFailed)}, watches.Test{}, false},
+		{"failed, ignoreFailures", plan.Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), status.TestFailed)}, watches.Test{Enable: true, IgnoreFailures: true}, false},
+		{"failed, but the spec changed since", plan.Facts{Want: v2, Deployed: tested(rev(1, "deployed", v1), status.TestFailed)}, on, false},
 		{"nothing deployed", plan.Facts{Want: v1}, on, false},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,13 +35,13 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	if err := r.finalizeHooks(ctx, o); err != nil {
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonHookFailed, "Finalize", "%s", err.Error())
-		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonHookFailed, message: err.Error(), failed: true}
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonHookFailed, "Finalize", "%s", err.Error())
+		o.outcome = &outcome{phase: status.PhaseFailed, reason: status.ReasonHookFailed, message: err.Error(), failed: true}
 		return ctrl.Result{}, err
 	}
 	if len(o.history) > 0 {
 		ctrl.LoggerFrom(ctx).Info("Helm uninstall succeeded")
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUninstalled, "Uninstall", "Uninstalled release %s", o.release.Name)
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonUninstalled, "Uninstall", "Uninstalled release %s", o.release.Name)
 	}
 	// The release is gone: what this reconcile observed of it is no longer
 	// true, so no status is written, even when the finalizer stays for the
@@ -76,13 +78,13 @@ func (r *Reconciler) uninstallRelease(o *observation) error {
 	err = hc.Uninstall(o.release.Name, mark, func(ref string) { left = append(left, ref) })
 	r.observeHelm("uninstall", started, err)
 	if len(left) > 0 {
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallLeft, "Uninstall",
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonUninstallLeft, "Uninstall",
 			"Release %s: left %s; rudder removes only what it made, and applies no manifest it did not write (its hooks did not run); delete what is left by hand if it is not wanted",
 			o.release.Name, strings.Join(left, ", "))
 	}
 	if err != nil {
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, ReasonUninstallFailed, "Uninstall", "%s", err.Error())
-		o.outcome = &outcome{phase: PhaseFailed, reason: ReasonUninstallFailed, message: err.Error(), failed: true}
+		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonUninstallFailed, "Uninstall", "%s", err.Error())
+		o.outcome = &outcome{phase: status.PhaseFailed, reason: status.ReasonUninstallFailed, message: err.Error(), failed: true}
 		return err
 	}
 	return nil

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rudder-operator/rudder/internal/reconcile"
 )
 
 // `helm uninstall --keep-history` leaves the newest revision uninstalled and
@@ -25,10 +25,10 @@ func TestReconciler_UninstallKeepHistoryByHand(t *testing.T) {
 	helmCLI(t, ns, "uninstall", "widget-gone", "--keep-history")
 	waitRevisions(t, ns, "widget-gone", "1:superseded", "2:deployed")
 	configMapSays(t, ns, "widget-gone", "spec")
-	conditionSays(t, widgetGVK, ns, "gone", "Released", metav1.ConditionTrue, reconcile.ReasonUpgradeSucceeded, "Revision 2 is deployed")
+	conditionSays(t, widgetGVK, ns, "gone", "Released", metav1.ConditionTrue, status.ReasonUpgradeSucceeded, "Revision 2 is deployed")
 
 	helmCLI(t, ns, "uninstall", "sprocket-gone", "--keep-history")
-	conditionSays(t, sprocketGVK, ns, "gone", "Released", metav1.ConditionFalse, reconcile.ReasonOutOfBand,
+	conditionSays(t, sprocketGVK, ns, "gone", "Released", metav1.ConditionFalse, status.ReasonOutOfBand,
 		"Revision 1 was uninstalled by another Helm client", "outOfBand: keep")
 	stays(t, sprocketGVK, ns, "gone", time.Second, "1:uninstalled")
 	patchSpec(t, sprocketGVK, ns, "gone", `{"message":"new spec"}`)
@@ -51,7 +51,7 @@ func TestReconciler_UninstallKeepHistoryOfARolledBackRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "widget-held", "1:superseded", "2:superseded", "3:deployed")
-	conditionSays(t, widgetGVK, ns, "held", "Released", metav1.ConditionTrue, reconcile.ReasonRolledBack)
+	conditionSays(t, widgetGVK, ns, "held", "Released", metav1.ConditionTrue, status.ReasonRolledBack)
 
 	helmCLI(t, ns, "uninstall", "widget-held", "--keep-history")
 	waitRevisions(t, ns, "widget-held", "1:superseded", "2:superseded", "3:superseded", "4:deployed")

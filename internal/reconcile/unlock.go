@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -43,8 +45,8 @@ func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, e
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Unlocked a revision left pending", "revision", latest.Number, "holder", latest.Labels[storage.LabelHolder])
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, ReasonUnlocked, "Unlock",
+	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonUnlocked, "Unlock",
 		"Marked revision %d failed: it was %s", latest.Number, desc)
-	o.outcome = &outcome{phase: PhaseUpdating, reason: ReasonUnlocked, message: fmt.Sprintf("Revision %d was %s", latest.Number, desc)}
+	o.outcome = &outcome{phase: status.PhaseUpdating, reason: status.ReasonUnlocked, message: fmt.Sprintf("Revision %d was %s", latest.Number, desc)}
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 }

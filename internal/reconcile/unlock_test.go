@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	"helm.sh/helm/v3/pkg/release"
 	helmstorage "helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -14,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
@@ -69,7 +70,7 @@ func TestReconciler_UnlocksRevisionLeftPendingByAGoneRudder(t *testing.T) {
 		if err := statusIs(cr, map[string]any{"release.revision": 3, "observedGeneration": 2}); err != nil {
 			return err
 		}
-		return conditionIs(cr, "Released", metav1.ConditionTrue, reconcile.ReasonUpgradeSucceeded)
+		return conditionIs(cr, "Released", metav1.ConditionTrue, status.ReasonUpgradeSucceeded)
 	})
 }
 
@@ -106,7 +107,7 @@ func waitsForPending(t *testing.T, name string, labels map[string]string) {
 	}
 	testenv.Eventually(t, "the pending operation reported", func() error {
 		cr := get(t, webappGVK, ns, name)
-		if err := conditionIs(cr, "Released", metav1.ConditionUnknown, reconcile.ReasonPending); err != nil {
+		if err := conditionIs(cr, "Released", metav1.ConditionUnknown, status.ReasonPending); err != nil {
 			return err
 		}
 		if msg := testenv.Condition(cr, "Released").Message; !strings.Contains(msg, "another writer") {
@@ -195,7 +196,7 @@ func TestReconciler_FinishesAReinstallCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, "the release installed again", func() error {
-		if err := conditionIs(get(t, webappGVK, ns, "cut"), "Released", metav1.ConditionTrue, reconcile.ReasonInstallSucceeded); err != nil {
+		if err := conditionIs(get(t, webappGVK, ns, "cut"), "Released", metav1.ConditionTrue, status.ReasonInstallSucceeded); err != nil {
 			return err
 		}
 		var after appsv1.Deployment

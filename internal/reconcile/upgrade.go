@@ -3,6 +3,8 @@ package reconcile
 import (
 	"context"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
@@ -23,8 +25,8 @@ import (
 func (r *Reconciler) upgrade(ctx context.Context, o *observation) (ctrl.Result, error) {
 	return r.act(ctx, o, helmAction{
 		verb:      "Upgrade",
-		succeeded: ReasonUpgradeSucceeded,
-		failed:    ReasonUpgradeFailed,
+		succeeded: status.ReasonUpgradeSucceeded,
+		failed:    status.ReasonUpgradeFailed,
 		// A rollback's labels stay with the rollback.
 		clear: []string{storage.LabelRollbackTo, storage.LabelRollbackGeneration, storage.LabelFailedValuesDigest, storage.LabelFailedChartDigest, storage.LabelReady, storage.LabelTest, storage.LabelTestedAt},
 		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {

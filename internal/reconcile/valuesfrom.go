@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,7 +59,7 @@ func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 	if apierrors.IsForbidden(err) {
 		// The account rudder acts as may not read a source: no retry helps
 		// until its Role or the sources change.
-		return conditionError{reason: ReasonForbidden, err: fmt.Errorf("reading the release values from ConfigMaps and Secrets: %w", err)}
+		return conditionError{reason: status.ReasonForbidden, err: fmt.Errorf("reading the release values from ConfigMaps and Secrets: %w", err)}
 	}
 	if err != nil {
 		return err

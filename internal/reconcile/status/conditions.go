@@ -1,6 +1,4 @@
-package reconcile
-
-import "github.com/rudder-operator/rudder/internal/hook"
+package status
 
 // Condition types rudder owns on every custom resource.
 const (
@@ -21,11 +19,6 @@ const (
 	// does, and absent in the other modes.
 	ConditionDrifted = "Drifted"
 )
-
-// AnnotationPaused set to "true" on a custom resource stops rudder from
-// installing, upgrading or repairing its release until it is removed.
-// Deletion still uninstalls.
-const AnnotationPaused = hook.AnnotationPaused
 
 // Condition reasons, and event reasons where an event says the same.
 const (
@@ -83,17 +76,58 @@ const (
 	PhaseFailed    = "Failed"
 )
 
-// AnnotationRollbackTo set to a revision number on a custom resource rolls
-// its release back to that revision, the way `helm rollback` does, and keeps
-// it there until the spec changes or the annotation is removed.
-const AnnotationRollbackTo = "rudder.dev/rollback-to"
+// Condition reasons of a release that would reach past what its resource
+// may do.
+const (
+	// ReasonForbidden: the account rudder acts as for the resource may not do
+	// what the release needs; the message is the API server's, naming the
+	// account, the verb and the resource.
+	ReasonForbidden = "Forbidden"
+	// ReasonOutsideNamespace: the chart rendered an object in another
+	// namespace than the resource's.
+	ReasonOutsideNamespace = "OutsideNamespace"
+	// ReasonClusterScopedNotAllowed: the chart rendered a cluster-scoped
+	// object its kind's watches.yaml entry does not list under clusterScoped.
+	ReasonClusterScopedNotAllowed = "ClusterScopedNotAllowed"
+	// ReasonRevisionNotSigned: a rollback or a repair would apply the manifest
+	// of a revision rudder did not write (helm CLI, or a forged storage Secret).
+	ReasonRevisionNotSigned = "RevisionNotSigned"
+	// ReasonUninstallLeft (event): an uninstall left objects rudder did not
+	// make (those a revision it did not write lists) or storage Secrets that
+	// do not decode.
+	ReasonUninstallLeft = "UninstallLeftObjects"
+	// ReasonRevisionUndecodable: a storage Secret of the release does not
+	// decode; the message names it.
+	ReasonRevisionUndecodable = "RevisionUndecodable"
+	// ReasonServiceAccountInvalid: the rudder.dev/service-account annotation
+	// does not name a ServiceAccount.
+	ReasonServiceAccountInvalid = "ServiceAccountInvalid"
+)
 
-// AnnotationReconcileRequestedAt set to a new value (a time, by convention)
-// asks for a reconcile now, as Flux's reconcile.fluxcd.io/requestedAt does;
-// status.lastHandledReconcileAt then echoes the value, so that whoever asked
-// knows a reconcile has seen the resource since (`rudder reconcile` waits for
-// it).
-const AnnotationReconcileRequestedAt = "rudder.dev/reconcile-requested-at"
+// ReasonHookFailed is the reason of a hook's condition when the hook failed.
+const ReasonHookFailed = "HookFailed"
 
-// Finalizer keeps a custom resource until its release is uninstalled.
-const Finalizer = "rudder.dev/release"
+// ConditionPublished says whether the status keys the chart publishes were
+// copied into status. It is present only while the chart publishes a key.
+const ConditionPublished = "Published"
+
+// Reasons of ConditionPublished.
+const (
+	ReasonPublished        = "Published"
+	ReasonStatusKeyRefused = "StatusKeyRefused"
+)
+
+// ConditionTested says how the last run of the deployed revision's chart
+// tests ended: True (TestSucceeded), False (TestFailed), Unknown (TestPending:
+// the kind's test.enable runs them once the revision is Ready). Absent before
+// any run.
+const ConditionTested = "Tested"
+
+// Reasons of the Tested condition, and of the events of a run.
+const (
+	ReasonTestSucceeded = "TestSucceeded"
+	ReasonTestFailed    = "TestFailed"
+	ReasonTestPending   = "TestPending"
+	ReasonTestRunning   = "TestRunning" // a run is under way
+	ReasonTestNotRun    = "TestNotRun"  // a request found no revision Helm can test
+)
