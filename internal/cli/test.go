@@ -6,10 +6,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
 func newTestCommand(e *env) *cobra.Command {

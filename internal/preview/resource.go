@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,6 +16,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/identity"
 	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/internal/owner"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/redact"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/values"

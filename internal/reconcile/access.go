@@ -4,14 +4,13 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/owner"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
 // access is how o's release acts on the cluster: within the resource's
@@ -20,7 +19,7 @@ import (
 func (r *Reconciler) access(o *observation) helm.Access {
 	gk := r.Watch.GVK.GroupKind()
 	return helm.Access{
-		Scope: helm.Scope{Namespace: o.release.Namespace, ClusterScoped: r.Watch.ClusterScoped},
+		Scope: helm.Scope{Namespace: o.Release.Namespace, ClusterScoped: r.Watch.ClusterScoped},
 		User:  o.actor.User(),
 		Owns: func(m metav1.Object) bool {
 			obj, ok := m.(client.Object)
@@ -76,13 +75,3 @@ func failureReason(err error, fallback string) string {
 	}
 	return fallback
 }
-
-// conditionError is a problem of the resource or its release that no retry
-// gets past, reported in Released with its own reason.
-type conditionError struct {
-	reason string
-	err    error
-}
-
-func (e conditionError) Error() string { return e.err.Error() }
-func (e conditionError) Unwrap() error { return e.err }

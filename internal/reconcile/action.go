@@ -6,14 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/owner"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
@@ -44,16 +43,16 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		return ctrl.Result{}, err
 	}
 	spec := helm.Spec{
-		Name:         o.release.Name,
+		Name:         o.Release.Name,
 		Chart:        chrt,
 		Values:       o.values,
 		Labels:       r.labels(o, a.clear),
 		MaxHistory:   r.Watch.MaxHistory,
-		PostRenderer: owner.PostRenderer{Owner: o.obj, Release: o.release.Name, Mapper: r.Mapper, Scope: r.access(o).Scope},
+		PostRenderer: owner.PostRenderer{Owner: o.Resource, Release: o.Release.Name, Mapper: r.Mapper, Scope: r.access(o).Scope},
 	}
 	exp := expectation{at: r.now()}
-	if o.facts.Latest != nil {
-		exp.before = o.facts.Latest.UID
+	if o.Facts.Latest != nil {
+		exp.before = o.Facts.Latest.UID
 	}
 	started := time.Now()
 	rel, err := a.do(ctx, hc, spec)
@@ -76,19 +75,19 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 		msg := err.Error()
 		reason := failureReason(err, a.failed)
 		limit := r.Watch.Remediation.MaxAttempts
-		fl := r.memory.recordFailure(o.key, o.facts.Want, reason, msg, r.now())
-		log.Error(err, "Helm "+a.verb+" failed", "attempt", fl.count, "maxAttempts", limit)
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, reason, a.verb, "%s failed (attempt %d of %d): %s", a.verb, fl.count, limit, msg)
-		o.outcome = &outcome{phase: status.PhaseFailed, reason: reason, message: msg, failed: true}
-		if fl.count >= limit {
+		fl := r.memory.recordFailure(o.key, o.Facts.Want, reason, msg, r.now())
+		log.Error(err, "Helm "+a.verb+" failed", "attempt", fl.Count, "maxAttempts", limit)
+		r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, reason, a.verb, "%s failed (attempt %d of %d): %s", a.verb, fl.Count, limit, msg)
+		o.Outcome = &status.Outcome{Phase: status.PhaseFailed, Reason: reason, Message: msg, Failed: true}
+		if fl.Count >= limit {
 			// The next reconcile holds, or remediates as the kind's policy says.
 			return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 		}
-		return ctrl.Result{RequeueAfter: fl.retryIn(r.now())}, nil
+		return ctrl.Result{RequeueAfter: fl.RetryIn(r.now())}, nil
 	}
 	r.memory.forgetFailure(o.key)
 	log.Info("Helm "+a.verb+" succeeded", "revision", rel.Revision, "chart", rel.Chart+"-"+rel.ChartVersion, "duration", time.Since(started).Round(time.Millisecond))
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, a.succeeded, a.verb, "%s revision %d of release %s (chart %s-%s)",
+	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeNormal, a.succeeded, a.verb, "%s revision %d of release %s (chart %s-%s)",
 		pastTense(a.verb), rel.Revision, rel.Name, rel.Chart, rel.ChartVersion)
 	// The storage Secrets Helm wrote are watched: their events bring the
 	// next reconcile, once the cache shows them, and it writes the status of
@@ -103,8 +102,8 @@ func (r *Reconciler) act(ctx context.Context, o *observation, a helmAction) (ctr
 // made from, the holder, its number, and "null" for each label to clear.
 func (r *Reconciler) labels(o *observation, clear []string) map[string]string {
 	l := map[string]string{
-		storage.LabelValuesDigest: o.facts.Want.Values,
-		storage.LabelChartDigest:  o.facts.Want.Chart,
+		storage.LabelValuesDigest: o.Facts.Want.Values,
+		storage.LabelChartDigest:  o.Facts.Want.Chart,
 		storage.LabelHolder:       r.Holder,
 		storage.LabelRevision:     strconv.Itoa(nextRevision(o)),
 		storage.LabelWrittenAt:    strconv.FormatInt(r.now().Unix(), 10),

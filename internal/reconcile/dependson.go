@@ -112,7 +112,7 @@ func dependencyReadiness(u *unstructured.Unstructured) readinessOf {
 // install or upgrade: status says what it waits for, and a dependency's
 // change (watched) or dependencyPoll brings it back.
 func (r *Reconciler) dependsOn(o *observation) (ctrl.Result, error) {
-	if e, ok := depends.IsError(o.facts.DependsErr); ok && e.Reason != depends.ReasonNotReady {
+	if e, ok := depends.IsError(o.Facts.DependsErr); ok && e.Reason != depends.ReasonNotReady {
 		return ctrl.Result{}, nil // only a change of an annotation helps
 	}
 	return ctrl.Result{RequeueAfter: dependencyPoll}, nil

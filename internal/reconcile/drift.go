@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/ssa"
 )
 
@@ -107,14 +106,14 @@ func (r *Reconciler) putBack(ctx context.Context, o *observation, want *unstruct
 // from the deployed revision are not those the Drifted condition already
 // names. The condition itself is written with the status.
 func (r *Reconciler) reportDrift(o *observation) {
-	if o.drift == nil || len(*o.drift) == 0 {
+	if o.Drift == nil || len(*o.Drift) == 0 {
 		return
 	}
-	msg := driftMessage(o)
-	if prev := conditionOf(o.obj, status.ConditionDrifted); prev != nil && prev.Status == metav1.ConditionTrue && prev.Message == msg {
+	msg := status.DriftCondition(&o.Observation).Message
+	if prev := status.ConditionOf(o.Resource, status.ConditionDrifted); prev != nil && prev.Status == metav1.ConditionTrue && prev.Message == msg {
 		return
 	}
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonDriftDetected, "Compare", "%s", msg)
+	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonDriftDetected, "Compare", "%s", msg)
 }
 
 // driftEntry names an object that differs, and how, in the Drifted
@@ -125,31 +124,6 @@ func driftEntry(want *unstructured.Unstructured, check driftCheck) string {
 		how = strings.Join(check.fields, ", ")
 	}
 	return fmt.Sprintf("%s/%s (%s)", want.GetKind(), want.GetName(), how)
-}
-
-// driftCondition is the Drifted condition of o: nil when drift was not
-// looked at in warn mode this reconcile (the condition then stays as it is).
-func driftCondition(o *observation) *metav1.Condition {
-	if o.drift == nil {
-		return nil
-	}
-	if len(*o.drift) == 0 {
-		return &metav1.Condition{Type: status.ConditionDrifted, Status: metav1.ConditionFalse, Reason: status.ReasonNoDrift,
-			Message: fmt.Sprintf("Every object matches revision %d", o.deployed.Revision)}
-	}
-	if !o.deployed.Signed {
-		return &metav1.Condition{Type: status.ConditionDrifted, Status: metav1.ConditionTrue, Reason: status.ReasonRevisionNotSigned, Message: driftMessage(o)}
-	}
-	return &metav1.Condition{Type: status.ConditionDrifted, Status: metav1.ConditionTrue, Reason: status.ReasonDrifted, Message: driftMessage(o)}
-}
-
-func driftMessage(o *observation) string {
-	if !o.deployed.Signed {
-		return fmt.Sprintf("%s differ from revision %d outside Helm; rudder did not write that revision, so it does not apply its manifest: "+
-			"change the spec to have rudder upgrade the release, or undo the edit", strings.Join(*o.drift, ", "), o.deployed.Revision)
-	}
-	return fmt.Sprintf("%s differ from revision %d outside Helm; driftDetection.mode is warn, so rudder leaves them: "+
-		"undo the edit, or upgrade the release to make it part of the chart", strings.Join(*o.drift, ", "), o.deployed.Revision)
 }
 
 // repaired records that obj was put back, naming the fields that differed.
@@ -163,14 +137,14 @@ func (r *Reconciler) repaired(ctx context.Context, o *observation, obj *unstruct
 	if len(fields) > 0 {
 		msg += ": " + strings.Join(fields, ", ")
 	}
-	r.Recorder.Eventf(o.obj, obj, corev1.EventTypeNormal, status.ReasonDriftRepaired, "Repair", "%s", msg)
+	r.Recorder.Eventf(o.Resource, obj, corev1.EventTypeNormal, status.ReasonDriftRepaired, "Repair", "%s", msg)
 }
 
 func (r *Reconciler) repairFailed(o *observation, ref string, err error) error {
 	if namespaceTerminating(err) {
 		return err // no event: the namespace's deletion reaches the resource next
 	}
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonDriftRepairFail, "Repair", "Cannot put back %s: %s", ref, err.Error())
+	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonDriftRepairFail, "Repair", "Cannot put back %s: %s", ref, err.Error())
 	return fmt.Errorf("putting back %s: %w", ref, err)
 }
 

@@ -4,12 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/redact"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
@@ -40,7 +39,7 @@ func TestMemory_ForgetDropsEverything(t *testing.T) {
 	if got := m.len(); got != 1 {
 		t.Fatalf("after Forget: len = %d, want 1", got)
 	}
-	if !m.caughtUp(key, nil, now) || m.failure(key, want).count != 0 || !m.shows(key, "8") ||
+	if !m.caughtUp(key, nil, now) || m.failure(key, want).Count != 0 || !m.shows(key, "8") ||
 		!m.firstNotice(key, "uid-1") || m.secretsOf(key) != nil || m.testAnswered(key, "t") {
 		t.Error("something of the forgotten resource is still remembered")
 	}

@@ -9,19 +9,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
-
-// gated is the answer of the gate that holds an upgrade.
-type gated struct {
-	hook string
-	res  hook.GateResult
-	err  error
-}
 
 // gate asks the kind's gates, in order, whether the planned upgrade of o may
 // go ahead; it returns the first that holds it, nil when none does.
-func (r *Reconciler) gate(ctx context.Context, o *observation) *gated {
-	if o.deployed == nil {
+func (r *Reconciler) gate(ctx context.Context, o *observation) *status.Gate {
+	if o.Deployed == nil {
 		return nil
 	}
 	for _, h := range r.Hooks {
@@ -29,13 +23,13 @@ func (r *Reconciler) gate(ctx context.Context, o *observation) *gated {
 		if !ok {
 			continue
 		}
-		objs := make([]*unstructured.Unstructured, len(o.deployed.objects))
-		for i, obj := range o.deployed.objects {
+		objs := make([]*unstructured.Unstructured, len(o.Deployed.Objects))
+		for i, obj := range o.Deployed.Objects {
 			objs[i] = obj.DeepCopy() // this reconcile's: not the gate's to change
 		}
-		res, err := g.BeforeUpgrade(ctx, o.obj, objs, runtime.DeepCopyJSON(o.values))
+		res, err := g.BeforeUpgrade(ctx, o.Resource, objs, runtime.DeepCopyJSON(o.values))
 		if err != nil || !res.Open {
-			return &gated{hook: h.Name(), res: res, err: err}
+			return &status.Gate{Hook: h.Name(), Result: res, Err: err}
 		}
 	}
 	return nil
@@ -45,8 +39,8 @@ func (r *Reconciler) gate(ctx context.Context, o *observation) *gated {
 // gate's requeue, the hooks' own (withHookRequeue), or on error the
 // controller's backoff, asks again.
 func (r *Reconciler) held(o *observation) (ctrl.Result, error) {
-	if o.gate.err != nil {
-		return ctrl.Result{}, fmt.Errorf("hook %s before the upgrade: %w", o.gate.hook, o.gate.err)
+	if o.Gate.Err != nil {
+		return ctrl.Result{}, fmt.Errorf("hook %s before the upgrade: %w", o.Gate.Hook, o.Gate.Err)
 	}
-	return ctrl.Result{RequeueAfter: o.gate.res.RequeueAfter}, nil
+	return ctrl.Result{RequeueAfter: o.Gate.Result.RequeueAfter}, nil
 }

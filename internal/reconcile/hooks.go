@@ -4,43 +4,34 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
-
-// hookRun is what one hook did in one reconcile.
-type hookRun struct {
-	hook hook.Hook
-	res  hook.Result
-	err  error
-}
 
 // runHooks runs the kind's hooks in order, merging the values each returns
 // into o's values. The first failure stops the rest and blocks Helm steps.
 func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 	ctx, err := r.hookContext(ctx, o)
 	if err != nil {
-		o.facts.HookErr = err
+		o.Facts.HookErr = err
 		return
 	}
 	for _, h := range r.Hooks {
-		res, err := h.Reconcile(ctx, o.obj, runtime.DeepCopyJSON(o.values))
+		res, err := h.Reconcile(ctx, o.Resource, runtime.DeepCopyJSON(o.values))
 		if err == nil || !namespaceTerminating(err) {
 			hookRuns.WithLabelValues(r.Watch.GVK.Kind, h.Name(), result(err)).Inc()
 		}
-		o.hooks = append(o.hooks, hookRun{hook: h, res: res, err: err})
+		o.Hooks = append(o.Hooks, status.HookRun{Hook: h, Result: res, Err: err})
 		if err != nil {
 			if namespaceTerminating(err) { // not the hook's failure: Reconcile says why it stops
 				ctrl.LoggerFrom(ctx).V(1).Info("Hook stopped: the namespace is being deleted", "hook", h.Name(), "error", err.Error())
 			} else {
 				ctrl.LoggerFrom(ctx).Error(err, "Hook failed", "hook", h.Name())
 			}
-			o.facts.HookErr = fmt.Errorf("hook %s: %w", h.Name(), err)
+			o.Facts.HookErr = fmt.Errorf("hook %s: %w", h.Name(), err)
 			return
 		}
 		hook.MergeValues(o.values, res.Values)
@@ -55,9 +46,9 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 func (r *Reconciler) pausedHooks(o *observation) {
 	for _, h := range r.Hooks {
 		if p, ok := h.(hook.Pauser); ok {
-			res := p.Paused(o.obj)
+			res := p.Paused(o.Resource)
 			res.Values, res.RequeueAfter = nil, 0
-			o.hooks = append(o.hooks, hookRun{hook: h, res: res})
+			o.Hooks = append(o.Hooks, status.HookRun{Hook: h, Result: res})
 		}
 	}
 }
@@ -65,8 +56,8 @@ func (r *Reconciler) pausedHooks(o *observation) {
 // withHookRequeue shortens res's requeue to the soonest a hook asked for: a
 // hook polls what rudder does not watch (a Job it started, say).
 func withHookRequeue(res ctrl.Result, o *observation) ctrl.Result {
-	for _, run := range o.hooks {
-		res = requeueWithin(res, run.res.RequeueAfter)
+	for _, run := range o.Hooks {
+		res = requeueWithin(res, run.Result.RequeueAfter)
 	}
 	return res
 }
@@ -78,43 +69,11 @@ func (r *Reconciler) finalizeHooks(ctx context.Context, o *observation) error {
 		return err
 	}
 	for _, h := range r.Hooks {
-		if err := h.Finalize(ctx, o.obj); err != nil {
+		if err := h.Finalize(ctx, o.Resource); err != nil {
 			return fmt.Errorf("hook %s: %w", h.Name(), err)
 		}
 	}
 	return nil
-}
-
-// hookConditions returns the condition each hook owns, as this reconcile left it.
-func hookConditions(o *observation) []metav1.Condition {
-	out := make([]metav1.Condition, 0, len(o.hooks))
-	for _, run := range o.hooks {
-		c := run.res.Condition
-		c.Type = run.hook.Condition()
-		switch {
-		case run.err != nil:
-			c.Status, c.Reason, c.Message = metav1.ConditionFalse, status.ReasonHookFailed, run.err.Error()
-		case c.Status == "":
-			c.Status = metav1.ConditionTrue
-		}
-		if c.Reason == "" {
-			c.Reason = "Reconciled"
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// hookStatus returns the top-level status fields the hooks own; a nil value
-// removes a field.
-func hookStatus(o *observation) map[string]any {
-	out := map[string]any{}
-	for _, run := range o.hooks {
-		for k, v := range run.res.Status {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // hookContext returns ctx carrying the client hooks write with for o's

@@ -3,11 +3,10 @@ package reconcile
 import (
 	"context"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
 // install installs the first revision of a release.
@@ -25,8 +24,8 @@ func (r *Reconciler) install(ctx context.Context, o *observation) (ctrl.Result, 
 		succeeded: status.ReasonInstallSucceeded,
 		failed:    status.ReasonInstallFailed,
 		do: func(ctx context.Context, c *helm.Client, s helm.Spec) (*helm.Release, error) {
-			s.Replace = o.facts.Latest != nil && o.facts.Latest.Status == "uninstalled"
-			s.Unstored = len(o.history) == 0
+			s.Replace = o.Facts.Latest != nil && o.Facts.Latest.Status == "uninstalled"
+			s.Unstored = len(o.History) == 0
 			return c.Install(ctx, s)
 		},
 	})

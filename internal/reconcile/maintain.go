@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/owner"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -28,7 +29,7 @@ const unwatchedPoll = 10 * time.Second
 // remediation.readinessTimeout has passed); event DriftRepaired per object
 // put back.
 func (r *Reconciler) maintain(ctx context.Context, o *observation) (ctrl.Result, error) {
-	if err := r.watcher.Watch(o.deployed.objects); err != nil {
+	if err := r.watcher.Watch(o.Deployed.Objects); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.assess(ctx, o, true)
@@ -38,12 +39,12 @@ func (r *Reconciler) maintain(ctx context.Context, o *observation) (ctrl.Result,
 		return ctrl.Result{}, err
 	}
 	res := ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}
-	if !o.health.ready && !r.Watch.WatchDependentResources {
+	if !o.Health.Ready && !r.Watch.WatchDependentResources {
 		res.RequeueAfter = unwatchedPoll
 	}
 	// A revision not Ready yet is looked at again when its readiness timeout
 	// ends: nothing else may happen to trigger a reconcile then.
-	if left := r.readinessDeadline(o); !o.health.ready && left > 0 {
+	if left := r.readinessDeadline(o); !o.Health.Ready && left > 0 {
 		res = requeueWithin(res, left+100*time.Millisecond)
 	}
 	return res, nil
@@ -54,46 +55,46 @@ func (r *Reconciler) maintain(ctx context.Context, o *observation) (ctrl.Result,
 // in o. In warn mode, a repair's place is taken by a report: o.drift names the
 // objects that differ.
 func (r *Reconciler) assess(ctx context.Context, o *observation, repair bool) {
-	if o.deployed == nil {
+	if o.Deployed == nil {
 		return
 	}
-	if repair && (o.warnDrift || !o.deployed.Signed) {
+	if repair && (o.WarnDrift || !o.Deployed.Signed) {
 		// Reported, not repaired: in warn mode, and for a revision rudder
 		// did not write, whose manifest it never applies.
-		o.drift = &[]string{}
+		o.Drift = &[]string{}
 	}
-	states := make([]objectState, len(o.deployed.objects))
-	for i, want := range o.deployed.objects {
-		states[i] = r.assessObject(ctx, o, want, o.deployed.seenAt(i), repair)
+	states := make([]status.ObjectState, len(o.Deployed.Objects))
+	for i, want := range o.Deployed.Objects {
+		states[i] = r.assessObject(ctx, o, want, seenAt(o.seen, i), repair)
 	}
-	h := healthOf(states)
-	o.health = &h
+	h := status.HealthOf(states)
+	o.Health = &h
 }
 
 // assessObject reads want's live counterpart from the cache of the releases'
 // objects and returns its state, as assess says. An object that has not
 // changed since it was last compared with the revision is not compared again
 // (driftOf).
-func (r *Reconciler) assessObject(ctx context.Context, o *observation, want *unstructured.Unstructured, seen *seenObject, repair bool) objectState {
+func (r *Reconciler) assessObject(ctx context.Context, o *observation, want *unstructured.Unstructured, seen *seenObject, repair bool) status.ObjectState {
 	if err := r.beyondReach(o, want); err != nil {
 		// A revision rudder did not write may name objects beyond the
 		// resource's reach: reported, never read nor compared, so that its
 		// fields tell nothing about them.
-		if o.drift != nil {
-			*o.drift = append(*o.drift, fmt.Sprintf("%s/%s (outside the release's scope)", want.GetKind(), want.GetName()))
+		if o.Drift != nil {
+			*o.Drift = append(*o.Drift, fmt.Sprintf("%s/%s (outside the release's scope)", want.GetKind(), want.GetName()))
 		}
-		return objectState{want: want, err: err}
+		return status.ObjectState{Want: want, Err: err}
 	}
 	cached, err := r.look(ctx, want)
 	switch {
 	case err != nil:
-		return objectState{want: want, err: err}
+		return status.ObjectState{Want: want, Err: err}
 	case r.Watch.Drift.Mode == watches.DriftDisabled, !repair && (cached == nil || !r.Watch.Drift.Repairs()):
 		return liveState(want, cached, nil, seen, false)
 	}
 	check, err := r.driftOf(ctx, o, want, cached, seen)
 	if err != nil {
-		return objectState{want: want, err: err}
+		return status.ObjectState{Want: want, Err: err}
 	}
 	live, differs := check.live, false
 	switch {
@@ -102,17 +103,17 @@ func (r *Reconciler) assessObject(ctx context.Context, o *observation, want *uns
 		// by hand, or the cache has not seen the revision's write yet: its
 		// status does not tell whether the revision is ready.
 		differs = len(check.fields) > 0
-	case o.drift != nil:
+	case o.Drift != nil:
 		if check.missing || len(check.fields) > 0 {
-			*o.drift = append(*o.drift, driftEntry(want, check))
+			*o.Drift = append(*o.Drift, driftEntry(want, check))
 		}
 	case check.missing || len(check.fields) > 0:
 		if live, err = r.putBack(ctx, o, want, check); err != nil {
-			return objectState{want: want, err: err}
+			return status.ObjectState{Want: want, Err: err}
 		}
 	}
 	if check.missing && live == nil {
-		return objectState{want: want}
+		return status.ObjectState{Want: want}
 	}
 	return liveState(want, cached, live, seen, differs)
 }
@@ -120,7 +121,7 @@ func (r *Reconciler) assessObject(ctx context.Context, o *observation, want *uns
 // beyondReach returns an error naming want when it is an object of a
 // revision rudder did not write that lies outside the release's scope.
 func (r *Reconciler) beyondReach(o *observation, want *unstructured.Unstructured) error {
-	if o.deployed.Signed {
+	if o.Deployed.Signed {
 		return nil // rudder applied it, within the scope
 	}
 	namespaced, err := r.Client.IsObjectNamespaced(want)
@@ -132,20 +133,20 @@ func (r *Reconciler) beyondReach(o *observation, want *unstructured.Unstructured
 
 // liveState is the state of want's live counterpart: live when set, else
 // cached, whose status seen keeps while it does not change.
-func liveState(want *unstructured.Unstructured, cached client.Object, live *unstructured.Unstructured, seen *seenObject, differs bool) objectState {
+func liveState(want *unstructured.Unstructured, cached client.Object, live *unstructured.Unstructured, seen *seenObject, differs bool) status.ObjectState {
 	if live != nil {
-		st := statusOf(live)
-		return objectState{want: want, live: &st, differs: differs}
+		st := status.OfObject(live)
+		return status.ObjectState{Want: want, Live: &st, Differs: differs}
 	}
 	if cached == nil {
-		return objectState{want: want}
+		return status.ObjectState{Want: want}
 	}
 	gvk := want.GroupVersionKind()
 	st, err := seen.statusFor(cached, gvk)
 	if err != nil {
-		return objectState{want: want, err: fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)}
+		return status.ObjectState{Want: want, Err: fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)}
 	}
-	return objectState{want: want, live: &st, differs: differs}
+	return status.ObjectState{Want: want, Live: &st, Differs: differs}
 }
 
 // look reads the live counterpart of want from the cache of the releases'

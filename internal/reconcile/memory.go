@@ -3,11 +3,10 @@ package reconcile
 import (
 	"sync"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/redact"
 )
 
@@ -25,7 +24,7 @@ type memory struct {
 // field belongs to the file that reads it.
 type entry struct {
 	expect  *expectation     // what storage must show after our last Helm action (expect.go)
-	failure *failure         // the failed tries for one pair of digests (failures.go)
+	failure *status.Failure  // the failed tries for one pair of digests (failures.go)
 	write   *write           // our last status write (written.go)
 	noticed types.UID        // the out-of-band revision last reported (outofband.go)
 	state   *resourceState   // the release state and readiness the metrics export (metrics.go)

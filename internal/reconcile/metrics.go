@@ -4,14 +4,13 @@ import (
 	"errors"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
 // rudder's own series on the manager's metrics endpoint, next to
@@ -82,9 +81,9 @@ func stateOf(o *observation, st *status.Status) string {
 		}
 	}
 	switch {
-	case o.facts.Paused:
+	case o.Facts.Paused:
 		return statePaused
-	case o.facts.Latest != nil && plan.IsPending(o.facts.Latest.Status):
+	case o.Facts.Latest != nil && plan.IsPending(o.Facts.Latest.Status):
 		return statePending
 	case released == status.ReasonRolledBack || released == status.ReasonRemediated:
 		return stateRolledBack
@@ -92,7 +91,7 @@ func stateOf(o *observation, st *status.Status) string {
 		return stateOutOfBand
 	case st.Phase == status.PhaseFailed:
 		return stateFailed
-	case o.facts.Deployed != nil:
+	case o.Facts.Deployed != nil:
 		return stateDeployed
 	}
 	return stateNone

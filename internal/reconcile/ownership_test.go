@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -18,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/ssa"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )

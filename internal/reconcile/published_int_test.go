@@ -6,12 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/testenv"
 )
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -31,6 +29,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/identity"
 	"github.com/rudder-operator/rudder/internal/reconcile/enqueue"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
@@ -121,18 +120,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	st := plan.Plan(o.facts)
+	st := plan.Plan(o.Facts)
 	if st == plan.StepUpgrade {
-		if o.gate = r.gate(ctx, o); o.gate != nil {
+		if o.Gate = r.gate(ctx, o); o.Gate != nil {
 			st = plan.StepGated
 		}
 	}
-	o.step = st
+	o.Step = st
 	defer func(started time.Time) {
 		reconcileSeconds.WithLabelValues(r.Watch.GVK.Kind, string(st)).Observe(time.Since(started).Seconds())
 	}(time.Now())
 	ctrl.LoggerFrom(ctx).V(1).Info("Planned step", "step", st)
-	if err := st.Check(o.facts); err != nil {
+	if err := st.Check(o.Facts); err != nil {
 		return ctrl.Result{}, err // a bug in plan; TestPlan_EveryHistory guards it
 	}
 	r.reportOutOfBand(ctx, o)
@@ -184,12 +183,12 @@ func (r *Reconciler) run(ctx context.Context, st plan.Step, o *observation) (ctr
 	case plan.StepUnlock:
 		return r.unlock(ctx, o)
 	case plan.StepBlocked:
-		return ctrl.Result{}, o.facts.HookErr // the controller's backoff retries the hook
+		return ctrl.Result{}, o.Facts.HookErr // the controller's backoff retries the hook
 	case plan.StepUpgrade:
 		return r.upgrade(ctx, o)
 	case plan.StepWait:
 		// Only a wait for storage to catch up has nothing new to say.
-		o.done = !o.facts.CaughtUp || o.facts.RetryIn == 0 && (o.facts.Latest == nil || !plan.IsPending(o.facts.Latest.Status))
+		o.done = !o.Facts.CaughtUp || o.Facts.RetryIn == 0 && (o.Facts.Latest == nil || !plan.IsPending(o.Facts.Latest.Status))
 		return ctrl.Result{RequeueAfter: r.waitFor(o)}, nil
 	case plan.StepNone:
 		return r.maintain(ctx, o)
@@ -215,9 +214,9 @@ func (r *Reconciler) run(ctx context.Context, st plan.Step, o *observation) (ctr
 // waitFor returns when to look again at a release that is not ours to touch yet.
 func (r *Reconciler) waitFor(o *observation) time.Duration {
 	switch {
-	case o.facts.RetryIn > 0:
-		return o.facts.RetryIn
-	case o.facts.Latest != nil && plan.IsPending(o.facts.Latest.Status):
+	case o.Facts.RetryIn > 0:
+		return o.Facts.RetryIn
+	case o.Facts.Latest != nil && plan.IsPending(o.Facts.Latest.Status):
 		return 5 * time.Second
 	default:
 		// Storage has not caught up with our last action: the event of its

@@ -6,13 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/testenv"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )

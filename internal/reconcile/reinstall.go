@@ -3,10 +3,10 @@ package reconcile
 import (
 	"context"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
 // reinstall uninstalls a release that was never deployed (its install failed)
@@ -21,12 +21,12 @@ func (r *Reconciler) reinstall(ctx context.Context, o *observation) (ctrl.Result
 	if err := r.uninstallRelease(o); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonUninstalled, "Uninstall",
-		"Uninstalled release %s, which was never deployed, to install it again", o.release.Name)
+	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeNormal, status.ReasonUninstalled, "Uninstall",
+		"Uninstalled release %s, which was never deployed, to install it again", o.Release.Name)
 	// Storage holds no revision now: the install's revision is 1 again, as
 	// its labels must say, and Helm need not list the history. A cache that
 	// still shows the old revisions cannot meet the install's expectation:
 	// they were never deployed.
-	o.facts.Latest, o.history, o.latest = nil, nil, nil
+	o.Facts.Latest, o.History, o.Latest = nil, nil, nil
 	return r.install(ctx, o)
 }

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
@@ -19,8 +18,8 @@ import (
 // after its deploy and was never seen Ready. It assesses readiness only once
 // the deadline has passed.
 func (r *Reconciler) stalled(ctx context.Context, o *observation) bool {
-	f := o.facts
-	if r.Watch.Remediation.ReadinessTimeout == 0 || f.Deployed == nil || o.deployed == nil ||
+	f := o.Facts
+	if r.Watch.Remediation.ReadinessTimeout == 0 || f.Deployed == nil || o.Deployed == nil ||
 		!plan.WrittenByRudder(f.Deployed) || plan.DigestsOf(f.Deployed) != f.Want {
 		return false
 	}
@@ -28,31 +27,31 @@ func (r *Reconciler) stalled(ctx context.Context, o *observation) bool {
 		return false
 	}
 	r.assess(ctx, o, false)
-	return !o.health.ready
+	return !o.Health.Ready
 }
 
 // readinessDeadline returns how long the deployed revision has left to
 // become Ready; 0 when it has no deadline or the deadline has passed.
 func (r *Reconciler) readinessDeadline(o *observation) time.Duration {
 	t := r.Watch.Remediation.ReadinessTimeout
-	if t == 0 || o.deployed == nil || o.deployed.Updated.IsZero() {
+	if t == 0 || o.Deployed == nil || o.Deployed.Updated.IsZero() {
 		return 0
 	}
-	return max(0, o.deployed.Updated.Add(t).Sub(r.now()))
+	return max(0, o.Deployed.Updated.Add(t).Sub(r.now()))
 }
 
 // markReady labels the deployed revision LabelReady once it is first seen
 // Ready, when the kind has a readiness timeout: a revision Ready once is past
 // its timeout for good, across restarts too.
 func (r *Reconciler) markReady(ctx context.Context, o *observation) {
-	d := o.facts.Deployed
-	if r.Watch.Remediation.ReadinessTimeout == 0 || o.health == nil || !o.health.ready ||
+	d := o.Facts.Deployed
+	if r.Watch.Remediation.ReadinessTimeout == 0 || o.Health == nil || !o.Health.Ready ||
 		!plan.WrittenByRudder(d) || d.Labels[storage.LabelReady] == "true" {
 		return
 	}
 	hc, err := r.helmFor(o)
 	if err == nil {
-		_, err = hc.Label(o.release.Name, d.Number, map[string]string{storage.LabelReady: "true"})
+		_, err = hc.Label(o.Release.Name, d.Number, map[string]string{storage.LabelReady: "true"})
 	}
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Cannot mark a revision Ready", "revision", d.Number)
@@ -70,16 +69,16 @@ func (r *Reconciler) markReady(ctx context.Context, o *observation) {
 // RolledBackAfterFailure. On failure: Released False (RemediationFailed),
 // event RemediationFailed; no other remediation for these digests.
 func (r *Reconciler) remediate(ctx context.Context, o *observation) (ctrl.Result, error) {
-	f := o.facts
+	f := o.Facts
 	target := plan.RemediationTarget(f)
-	why := fmt.Sprintf("%d attempts to deploy the spec failed, the last with: %s", o.failure.count, o.failure.message)
+	why := fmt.Sprintf("%d attempts to deploy the spec failed, the last with: %s", o.Failure.Count, o.Failure.Message)
 	if f.Stalled {
 		why = fmt.Sprintf("revision %d was not Ready within %s of its deploy: %s", f.Deployed.Number,
-			r.Watch.Remediation.ReadinessTimeout, o.health.message)
+			r.Watch.Remediation.ReadinessTimeout, o.Health.Message)
 	} else if f.TestFailed {
-		why = testFailure(o)
+		why = status.TestFailure(&o.Observation)
 	}
-	desc := truncate(fmt.Sprintf("Rollback to %d: %s", target.Number, why), 400)
+	desc := status.Cut(fmt.Sprintf("Rollback to %d: %s", target.Number, why), 400)
 	hc, err := r.helmFor(o)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -90,26 +89,17 @@ func (r *Reconciler) remediate(ctx context.Context, o *observation) (ctrl.Result
 	}, desc)
 	if err != nil {
 		r.memory.recordFailure(o.key, f.Want, status.ReasonRemediationFailed, err.Error(), r.now())
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonRemediationFailed, "Rollback", "%s; %s", why, err.Error())
-		o.outcome = &outcome{phase: status.PhaseFailed, reason: status.ReasonRemediationFailed, failed: true,
-			message: fmt.Sprintf("%s; the rollback to revision %d failed: %v. Change the spec to try again", why, target.Number, err)}
+		r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonRemediationFailed, "Rollback", "%s; %s", why, err.Error())
+		o.Outcome = &status.Outcome{Phase: status.PhaseFailed, Reason: status.ReasonRemediationFailed, Failed: true,
+			Message: fmt.Sprintf("%s; the rollback to revision %d failed: %v. Change the spec to try again", why, target.Number, err)}
 		return ctrl.Result{RequeueAfter: r.Watch.ReconcilePeriod}, nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Rolled back a failed spec", "to", target.Number, "revision", rel.Revision, "why", why)
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonRemediated, "Rollback",
+	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonRemediated, "Rollback",
 		"Rolled back to revision %d as revision %d: %s; held there until the spec or the chart changes", target.Number, rel.Revision, why)
-	o.outcome = &outcome{phase: status.PhaseFailed, reason: status.ReasonRemediated, failed: true,
-		message: fmt.Sprintf("%s; rolled back to revision %d as revision %d", why, target.Number, rel.Revision)}
+	o.Outcome = &status.Outcome{Phase: status.PhaseFailed, Reason: status.ReasonRemediated, Failed: true,
+		Message: fmt.Sprintf("%s; rolled back to revision %d as revision %d", why, target.Number, rel.Revision)}
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
-}
-
-// remediatedMessage says why the deployed rollback was made and how to leave.
-func remediatedMessage(o *observation) string {
-	why := "the spec failed"
-	if o.deployed != nil && o.deployed.Description != "" {
-		why = o.deployed.Description
-	}
-	return fmt.Sprintf("%s. Revision %d serves; rudder holds it until the spec or the chart changes", why, o.facts.Deployed.Number)
 }
 
 // uninstallFailedInstall uninstalls a release whose install failed, as the
@@ -123,22 +113,15 @@ func (r *Reconciler) uninstallFailedInstall(ctx context.Context, o *observation)
 	if err := r.uninstallRelease(o); err != nil {
 		return ctrl.Result{}, err
 	}
-	why := fmt.Sprintf("revision %d failed", o.facts.Latest.Number)
-	if o.latest != nil && o.latest.Description != "" {
-		why = o.latest.Description
+	why := fmt.Sprintf("revision %d failed", o.Facts.Latest.Number)
+	if o.Latest != nil && o.Latest.Description != "" {
+		why = o.Latest.Description
 	}
-	ctrl.LoggerFrom(ctx).Info("Uninstalled a failed install", "revision", o.facts.Latest.Number)
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonFailedInstallGone, "Uninstall",
-		"Uninstalled release %s, whose install failed (%s), as remediation.installFailure: uninstall asks", o.release.Name, why)
+	ctrl.LoggerFrom(ctx).Info("Uninstalled a failed install", "revision", o.Facts.Latest.Number)
+	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeNormal, status.ReasonFailedInstallGone, "Uninstall",
+		"Uninstalled release %s, whose install failed (%s), as remediation.installFailure: uninstall asks", o.Release.Name, why)
 	r.memory.unexpect(o.key)
-	o.outcome = &outcome{phase: status.PhaseFailed, reason: status.ReasonInstallFailed, failed: true,
-		message: fmt.Sprintf("%s; uninstalled, as remediation.installFailure: uninstall asks", why)}
-	return ctrl.Result{RequeueAfter: max(o.failure.retryIn(r.now()), 250*time.Millisecond)}, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
+	o.Outcome = &status.Outcome{Phase: status.PhaseFailed, Reason: status.ReasonInstallFailed, Failed: true,
+		Message: fmt.Sprintf("%s; uninstalled, as remediation.installFailure: uninstall asks", why)}
+	return ctrl.Result{RequeueAfter: max(o.Failure.RetryIn(r.now()), 250*time.Millisecond)}, nil
 }

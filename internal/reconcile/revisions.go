@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,23 +11,16 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/owner"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
-// revision is a decoded stored revision and the objects of its manifest, with
-// namespaces filled in as Helm applied them. Each get returns objects of its
-// own, for one reconcile to read and change; what assess saw of them is
-// shared by every get of the revision.
-type revision struct {
-	*helm.Release
-	objects []*unstructured.Unstructured
-	seen    []seenObject // one per object
-}
-
-// seenAt returns what assess last found of the revision's object i.
-func (v *revision) seenAt(i int) *seenObject {
-	if i < len(v.seen) {
-		return &v.seen[i]
+// seenAt returns what assess last found of object i of a revision, from
+// seen, what memory keeps of the revision's objects (shared by every get of
+// the revision).
+func seenAt(seen []seenObject, i int) *seenObject {
+	if i < len(seen) {
+		return &seen[i]
 	}
 	return &seenObject{}
 }
@@ -77,30 +68,30 @@ func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName,
 	m.lookup(key, func(en *entry) {
 		e, ok = en.entries.get(rev.UID)
 		if d, held := en.decoded.get(rev.UID); !ok && held {
-			e, ok = entryOf(d.Release), true
+			e, ok = status.EntryOf(d.Release), true
 		}
 	})
 	if !ok {
-		if shown != nil && recordedFor(*shown, rev) {
+		if shown != nil && status.RecordedFor(*shown, rev) {
 			e = *shown
 		} else {
 			rel, err := h.Revision(release.Namespace, release.Name, rev.Number)
 			if err != nil {
 				return status.HistoryEntry{}, err
 			}
-			e = entryOf(rel)
+			e = status.EntryOf(rel)
 		}
 		m.update(key, func(en *entry) { en.entries = en.entries.set(rev.UID, e) })
 	}
 	// The status changes (superseded, failed), and a test run labels the
 	// revision; the rest never changes.
-	e.Status, e.Test = rev.Status, testOf(rev)
+	e.Status, e.Test = rev.Status, status.TestOf(rev)
 	return e, nil
 }
 
 // revision returns the decoded revision rev of key's release, reading it
-// from storage on first use.
-func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release types.NamespacedName, rev storage.Revision) (*revision, error) {
+// from storage on first use, and what assess last found of its objects.
+func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release types.NamespacedName, rev storage.Revision) (*status.Revision, []seenObject, error) {
 	var d decoded
 	var ok bool
 	var rel *helm.Release
@@ -114,12 +105,12 @@ func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release t
 	if rel == nil {
 		var err error
 		if rel, err = h.Revision(release.Namespace, release.Name, rev.Number); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	objs, err := rel.Objects()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, o := range objs {
 		if o.GetNamespace() == "" && namespaced(mapper, o) {
@@ -133,18 +124,18 @@ func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release t
 	kept.Manifest = "" // kept as objects: one copy, not two
 	d = decoded{Release: &kept, seen: make([]seenObject, len(objs))}
 	if d.objects, err = encodeObjects(objs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m.update(key, func(e *entry) { e.decoded = e.decoded.set(rev.UID, d) })
-	return &revision{Release: &kept, objects: objs, seen: d.seen}, nil
+	return &status.Revision{Release: &kept, Objects: objs}, d.seen, nil
 }
 
-func (d decoded) revision() (*revision, error) {
+func (d decoded) revision() (*status.Revision, []seenObject, error) {
 	objs, err := decodeObjects(d.objects)
 	if err != nil {
-		return nil, fmt.Errorf("revision %d: %w", d.Revision, err)
+		return nil, nil, fmt.Errorf("revision %d: %w", d.Revision, err)
 	}
-	return &revision{Release: d.Release, objects: objs, seen: d.seen}, nil
+	return &status.Revision{Release: d.Release, Objects: objs}, d.seen, nil
 }
 
 // encodeObjects encodes a revision's objects as one JSON array, deflated.
@@ -200,7 +191,7 @@ func (m *memory) pruneRevisions(key types.NamespacedName, history []storage.Revi
 		}
 		for _, d := range e.decoded {
 			if !reads[d.uid] {
-				e.entries = e.entries.set(d.uid, entryOf(d.v.Release))
+				e.entries = e.entries.set(d.uid, status.EntryOf(d.v.Release))
 			}
 		}
 		e.decoded = e.decoded.keep(func(uid types.UID, _ decoded) bool { return reads[uid] })

@@ -40,7 +40,7 @@ func TestMemory_RevisionDecodesTheSameObjectsEachTime(t *testing.T) {
 	var c memory
 	key := types.NamespacedName{Namespace: "ns", Name: "webapp-web"}
 	rev := written(&c, key, 1, "deployed")
-	first, err := c.revision(nil, nil, key, key, rev)
+	first, _, err := c.revision(nil, nil, key, key, rev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,22 +52,22 @@ func TestMemory_RevisionDecodesTheSameObjectsEachTime(t *testing.T) {
 		o.SetLabels(map[string]string{"rudder.dev/release": key.Name})
 	}
 	for i := 0; i < 2; i++ {
-		got, err := c.revision(nil, nil, key, key, rev)
+		got, _, err := c.revision(nil, nil, key, key, rev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got.objects) != len(want) {
-			t.Fatalf("get %d: %d objects, want %d", i, len(got.objects), len(want))
+		if len(got.Objects) != len(want) {
+			t.Fatalf("get %d: %d objects, want %d", i, len(got.Objects), len(want))
 		}
 		for j := range want {
-			if !reflect.DeepEqual(got.objects[j].Object, want[j].Object) {
-				t.Errorf("get %d, object %d:\n got %v\nwant %v", i, j, got.objects[j].Object, want[j].Object)
+			if !reflect.DeepEqual(got.Objects[j].Object, want[j].Object) {
+				t.Errorf("get %d, object %d:\n got %v\nwant %v", i, j, got.Objects[j].Object, want[j].Object)
 			}
 		}
-		got.objects[0].SetName("changed by this reconcile")
+		got.Objects[0].SetName("changed by this reconcile")
 	}
-	if first.objects[0].GetName() != "web" {
-		t.Errorf("the first get's object was changed by a later reconcile: %s", first.objects[0].GetName())
+	if first.Objects[0].GetName() != "web" {
+		t.Errorf("the first get's object was changed by a later reconcile: %s", first.Objects[0].GetName())
 	}
 }
 
@@ -77,7 +77,7 @@ func TestMemory_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
 	var c memory
 	key := types.NamespacedName{Namespace: "ns", Name: "webapp-web"}
 	read := func(r storage.Revision) {
-		if _, err := c.revision(nil, nil, key, key, r); err != nil {
+		if _, _, err := c.revision(nil, nil, key, key, r); err != nil {
 			t.Fatal(err)
 		}
 	}

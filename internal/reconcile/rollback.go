@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
@@ -30,33 +29,33 @@ import (
 // RollbackFailed; tried again with backoff, at most remediation.maxAttempts
 // times.
 func (r *Reconciler) rollback(ctx context.Context, o *observation) (ctrl.Result, error) {
-	to := o.facts.RollbackTo
+	to := o.Facts.RollbackTo
 	hc, err := r.helmFor(o)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	rel, err := r.helmRollback(ctx, o, hc, to, map[string]string{
 		storage.LabelRollbackTo:         strconv.Itoa(to),
-		storage.LabelRollbackGeneration: strconv.FormatInt(o.obj.GetGeneration(), 10),
+		storage.LabelRollbackGeneration: strconv.FormatInt(o.Resource.GetGeneration(), 10),
 		storage.LabelFailedValuesDigest: "null",
 		storage.LabelFailedChartDigest:  "null",
 		storage.LabelReady:              "null",
 	}, "")
 	if err != nil {
 		reason := failureReason(err, status.ReasonRollbackFailed)
-		fl := r.memory.recordFailure(o.key, o.facts.Want, reason, err.Error(), r.now())
-		ctrl.LoggerFrom(ctx).Error(err, "Helm rollback failed", "to", to, "attempt", fl.count, "maxAttempts", r.Watch.Remediation.MaxAttempts)
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, reason, "Rollback", "%s (attempt %d of %d)",
-			err.Error(), fl.count, r.Watch.Remediation.MaxAttempts)
-		o.outcome = &outcome{phase: status.PhaseFailed, reason: reason, message: err.Error(), failed: true}
-		return ctrl.Result{RequeueAfter: fl.retryIn(r.now())}, nil
+		fl := r.memory.recordFailure(o.key, o.Facts.Want, reason, err.Error(), r.now())
+		ctrl.LoggerFrom(ctx).Error(err, "Helm rollback failed", "to", to, "attempt", fl.Count, "maxAttempts", r.Watch.Remediation.MaxAttempts)
+		r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, reason, "Rollback", "%s (attempt %d of %d)",
+			err.Error(), fl.Count, r.Watch.Remediation.MaxAttempts)
+		o.Outcome = &status.Outcome{Phase: status.PhaseFailed, Reason: reason, Message: err.Error(), Failed: true}
+		return ctrl.Result{RequeueAfter: fl.RetryIn(r.now())}, nil
 	}
 	r.memory.forgetFailure(o.key)
 	ctrl.LoggerFrom(ctx).Info("Helm rollback succeeded", "to", to, "revision", rel.Revision)
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonRolledBack, "Rollback",
+	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeNormal, status.ReasonRolledBack, "Rollback",
 		"Rolled back release %s to revision %d as revision %d", rel.Name, to, rel.Revision)
-	o.outcome = &outcome{phase: status.PhaseUpdating, reason: status.ReasonRolledBack,
-		message: fmt.Sprintf("Rolled back to revision %d as revision %d; checking its objects", to, rel.Revision)}
+	o.Outcome = &status.Outcome{Phase: status.PhaseUpdating, Reason: status.ReasonRolledBack,
+		Message: fmt.Sprintf("Rolled back to revision %d as revision %d; checking its objects", to, rel.Revision)}
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 }
 
@@ -71,7 +70,7 @@ func (r *Reconciler) helmRollback(ctx context.Context, o *observation, hc *helm.
 	// A new revision is not tested yet, whatever revision `to` was.
 	labels[storage.LabelTest], labels[storage.LabelTestedAt] = "null", "null"
 	started := time.Now()
-	rel, err := hc.Rollback(ctx, o.release.Name, helm.RollbackOptions{
+	rel, err := hc.Rollback(ctx, o.Release.Name, helm.RollbackOptions{
 		To: to, MaxHistory: r.Watch.MaxHistory, Labels: labels, Description: desc,
 		Pending: map[string]string{storage.LabelHolder: r.Holder, storage.LabelRollbackAs: next},
 	})
@@ -80,8 +79,8 @@ func (r *Reconciler) helmRollback(ctx context.Context, o *observation, hc *helm.
 		return nil, err
 	}
 	exp := expectation{revision: rel.Revision, status: rel.Status, at: r.now()}
-	if o.facts.Latest != nil {
-		exp.before = o.facts.Latest.UID
+	if o.Facts.Latest != nil {
+		exp.before = o.Facts.Latest.UID
 	}
 	r.memory.expect(o.key, exp)
 	return r.mark(ctx, hc, rel), nil
@@ -95,11 +94,11 @@ func (r *Reconciler) helmRollback(ctx context.Context, o *observation, hc *helm.
 // Sets nothing; event RollbackEnded.
 func (r *Reconciler) rollbackDone(ctx context.Context, o *observation) (ctrl.Result, error) {
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, status.AnnotationRollbackTo)
-	if err := r.Client.Patch(ctx, o.obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := r.Client.Patch(ctx, o.Resource, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("removing annotation %s: %w", status.AnnotationRollbackTo, err)
 	}
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, "RollbackEnded", "Rollback",
-		"The spec changed after the rollback to revision %d: removed %s, upgrading to the spec", o.facts.RollbackTo, status.AnnotationRollbackTo)
+	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeNormal, "RollbackEnded", "Rollback",
+		"The spec changed after the rollback to revision %d: removed %s, upgrading to the spec", o.Facts.RollbackTo, status.AnnotationRollbackTo)
 	o.done = true
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 }

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
 // seenObject is what assess last found of one object of a deployed revision,
@@ -28,8 +30,8 @@ import (
 // controller never runs two reconciles of one resource at once.
 type seenObject struct {
 	uid     types.UID
-	version string       // the resourceVersion status is of
-	status  objectStatus // of the live object at version
+	version string              // the resourceVersion status is of
+	status  status.ObjectStatus // of the live object at version
 
 	compared   bool      // drift holds what a comparison at comparedAt found
 	comparedAt syncPoint // set with compared
@@ -122,21 +124,21 @@ func (s *seenObject) driftAt(live client.Object, at syncPoint) ([]string, bool) 
 
 // statusFor returns the status of live, computed again only when live
 // changed since it was last computed.
-func (s *seenObject) statusFor(live client.Object, gvk schema.GroupVersionKind) (objectStatus, error) {
+func (s *seenObject) statusFor(live client.Object, gvk schema.GroupVersionKind) (status.ObjectStatus, error) {
 	if s.uid == live.GetUID() && s.version == live.GetResourceVersion() {
 		return s.status, nil
 	}
 	view, err := statusView(live, gvk)
 	if err != nil {
-		return objectStatus{}, err
+		return status.ObjectStatus{}, err
 	}
-	s.record(live, statusOf(view))
+	s.record(live, status.OfObject(view))
 	return s.status, nil
 }
 
 // record keeps status as that of live; a comparison made at another state of
 // another object no longer holds.
-func (s *seenObject) record(live client.Object, status objectStatus) {
+func (s *seenObject) record(live client.Object, status status.ObjectStatus) {
 	s.forObject(live)
 	s.version, s.status = live.GetResourceVersion(), status
 }

@@ -79,21 +79,21 @@ func TestSeenObject_StatusIsComputedAgainOnlyWhenTheObjectChanged(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.status != kstatus.InProgressStatus || got.readyReplicas != 1 || got.wantReplicas != 2 || !got.workload {
+	if got.Status != kstatus.InProgressStatus || got.ReadyReplicas != 1 || got.WantReplicas != 2 || !got.Workload {
 		t.Fatalf("status %+v, want InProgress with 1 of 2 replicas ready", got)
 	}
 	if len(live.Spec.Template.Spec.Containers) != 1 {
 		t.Fatal("statusFor changed the cached object's pod template")
 	}
 
-	seen.status.message = "remembered"
-	if got, _ := seen.statusFor(live, deploymentGVK); got.message != "remembered" {
+	seen.status.Message = "remembered"
+	if got, _ := seen.statusFor(live, deploymentGVK); got.Message != "remembered" {
 		t.Errorf("unchanged object assessed again: %+v", got)
 	}
 	ready := liveDeployment(1, "11", nil)
 	ready.Status.ReadyReplicas, ready.Status.AvailableReplicas = 2, 2
 	ready.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}
-	if got, _ := seen.statusFor(ready, deploymentGVK); got.status != kstatus.CurrentStatus || got.readyReplicas != 2 {
+	if got, _ := seen.statusFor(ready, deploymentGVK); got.Status != kstatus.CurrentStatus || got.ReadyReplicas != 2 {
 		t.Errorf("status after the change %+v, want Current with 2 ready", got)
 	}
 }

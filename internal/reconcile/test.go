@@ -5,13 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,8 +15,8 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
-	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 // runTests runs the deployed revision's tests when they are due: on request
@@ -38,44 +34,31 @@ import (
 func (r *Reconciler) runTests(ctx context.Context, o *observation) error {
 	if run, ok := r.memory.testRunning(o.key); ok {
 		if !run.done {
-			o.testRunning = &run
+			o.TestStarted = run.started
 			return nil
 		}
 		r.memory.testStopped(o.key)
-		if run.uid == o.facts.Deployed.UID {
+		if run.uid == o.Facts.Deployed.UID {
 			return r.recordTest(ctx, o, run)
 		}
 		ctrl.LoggerFrom(ctx).Info("Dropped the result of a chart test run: the revision it tested no longer serves",
 			"revision", run.result.Revision)
 	}
-	token := o.obj.GetAnnotations()[status.AnnotationTestRequestedAt]
-	requested := testRequested(o.obj)
+	token := o.Resource.GetAnnotations()[status.AnnotationTestRequestedAt]
+	requested := testRequested(o.Resource)
 	switch {
 	case requested && r.memory.testAnswered(o.key, token):
-		o.testHandled = token // by a status write the cache does not show yet
+		o.TestHandled = token // by a status write the cache does not show yet
 		return nil
-	case o.facts.Latest.Number != o.facts.Deployed.Number:
+	case o.Facts.Latest.Number != o.Facts.Deployed.Number:
 		if requested {
 			refuseTest(o)
 		}
 		return nil
-	case requested || o.awaitingTest && o.health != nil && o.health.ready:
+	case requested || o.AwaitingTest && o.Health != nil && o.Health.Ready:
 		return r.startTest(ctx, o)
 	}
 	return nil
-}
-
-// awaitsTest reports whether the deployed revision is one the kind's
-// test.enable tests and it has not been tested.
-func awaitsTest(f plan.Facts) bool {
-	return deploysWanted(f) && f.Deployed.Labels[storage.LabelTest] == ""
-}
-
-// deploysWanted reports whether the deployed revision is one rudder made for
-// the wanted spec and chart.
-func deploysWanted(f plan.Facts) bool {
-	d := f.Deployed
-	return d != nil && plan.WrittenByRudder(d) && plan.DigestsOf(d) == f.Want
 }
 
 // testRequested reports whether obj asks for a test run it has not had.
@@ -85,25 +68,12 @@ func testRequested(obj *unstructured.Unstructured) bool {
 	return token != "" && token != handled
 }
 
-// failedTests reports whether a run that passed or not counts as a failed
-// upgrade under the kind's test policy (test.enable without ignoreFailures).
-func failedTests(passed bool, t watches.Test) bool {
-	return !passed && t.Enable && !t.IgnoreFailures
-}
-
-// testsFailed reports whether the deployed revision, made by rudder for the
-// wanted spec, failed its last test run and the kind counts that as a failed
-// upgrade.
-func testsFailed(f plan.Facts, t watches.Test) bool {
-	return deploysWanted(f) && f.Deployed.Labels[storage.LabelTest] != "" && failedTests(f.Deployed.Labels[storage.LabelTest] == status.TestPassed, t)
-}
-
 // refuseTest handles a test request the deployed revision cannot answer:
 // Helm tests the newest revision, which is not deployed.
 func refuseTest(o *observation) {
-	o.testHandled = o.obj.GetAnnotations()[status.AnnotationTestRequestedAt]
-	o.testNotRun = fmt.Sprintf("Not tested: Helm tests the newest revision, and revision %d is %s, not deployed; "+
-		"ask again once the release is deployed", o.facts.Latest.Number, o.facts.Latest.Status)
+	o.TestHandled = o.Resource.GetAnnotations()[status.AnnotationTestRequestedAt]
+	o.TestNotRun = fmt.Sprintf("Not tested: Helm tests the newest revision, and revision %d is %s, not deployed; "+
+		"ask again once the release is deployed", o.Facts.Latest.Number, o.Facts.Latest.Status)
 }
 
 // startTest starts a run of the deployed revision's chart tests on a
@@ -117,14 +87,14 @@ func (r *Reconciler) startTest(ctx context.Context, o *observation) error {
 		return err
 	}
 	run := &testRun{
-		uid:     o.facts.Deployed.UID,
-		request: o.obj.GetAnnotations()[status.AnnotationTestRequestedAt],
+		uid:     o.Facts.Deployed.UID,
+		request: o.Resource.GetAnnotations()[status.AnnotationTestRequestedAt],
 		started: time.Now(),
 	}
 	r.memory.testStarted(o.key, run)
-	o.testRunning = &testRun{uid: run.uid, request: run.request, started: run.started}
-	ctrl.LoggerFrom(ctx).V(1).Info("Started the chart tests", "revision", o.facts.Deployed.Number, "timeout", r.Watch.Test.Timeout)
-	name, key, timeout := o.release.Name, o.key, r.Watch.Test.Timeout
+	o.TestStarted = run.started
+	ctrl.LoggerFrom(ctx).V(1).Info("Started the chart tests", "revision", o.Facts.Deployed.Number, "timeout", r.Watch.Test.Timeout)
+	name, key, timeout := o.Release.Name, o.key, r.Watch.Test.Timeout
 	go func() {
 		result, err := hc.Test(name, timeout)
 		if r.memory.testFinished(key, run, result, err) && r.testsDone != nil {
@@ -153,35 +123,35 @@ func (r *Reconciler) recordTest(ctx context.Context, o *observation, run testRun
 	if err != nil {
 		return err
 	}
-	result := status.TestPassed
+	result := storage.TestPassed
 	if !res.Passed {
-		result = status.TestFailed
+		result = storage.TestFailed
 	}
 	labels := map[string]string{storage.LabelTest: result, storage.LabelTestedAt: strconv.FormatInt(res.Completed.Unix(), 10)}
-	if _, err := hc.Label(o.release.Name, res.Revision, labels); err != nil {
+	if _, err := hc.Label(o.Release.Name, res.Revision, labels); err != nil {
 		return err
 	}
-	msg := testMessage(res)
-	o.testRun = &res
-	o.testHandled = run.request
+	msg := status.TestMessage(res)
+	o.TestRun = &res
+	o.TestHandled = run.request
 	r.memory.testRecorded(o.key, testedRun{uid: run.uid, labels: labels, message: msg, request: run.request})
 	// A failed run of the revision made for the wanted spec is a failed
 	// upgrade (status.failures, which a restarted rudder reads too); a run
 	// that passes ends it.
 	switch {
-	case failedTests(res.Passed, r.Watch.Test) && deploysWanted(o.facts):
-		o.facts.TestFailed = true
-		o.failure = r.memory.recordFailure(o.key, o.facts.Want, status.ReasonTestFailed, msg, r.now())
-	case res.Passed && o.failure.reason == status.ReasonTestFailed:
+	case plan.FailedTests(res.Passed, r.Watch.Test) && plan.DeploysWanted(o.Facts):
+		o.Facts.TestFailed = true
+		o.Failure = r.memory.recordFailure(o.key, o.Facts.Want, status.ReasonTestFailed, msg, r.now())
+	case res.Passed && o.Failure.Reason == status.ReasonTestFailed:
 		r.memory.forgetFailure(o.key)
-		o.failure = failure{}
+		o.Failure = status.Failure{}
 	}
 	if res.Passed {
 		log.Info("Chart tests passed", "revision", res.Revision, "tests", len(res.Tests))
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonTestSucceeded, "Test", "%s", msg)
+		r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeNormal, status.ReasonTestSucceeded, "Test", "%s", msg)
 	} else {
 		log.Info("Chart tests failed", "revision", res.Revision, "failure", res.Failure)
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonTestFailed, "Test", "%s", msg)
+		r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonTestFailed, "Test", "%s", msg)
 	}
 	return nil
 }
@@ -291,96 +261,4 @@ func testError(run helm.TestRun) error {
 		return nil
 	}
 	return fmt.Errorf("%s", run.Failure)
-}
-
-// testMessage says how run ended, naming the tests.
-func testMessage(run helm.TestRun) string {
-	tests := "no tests: the chart has no helm.sh/hook: test templates"
-	if len(run.Tests) > 0 {
-		tests = strings.Join(run.Tests, ", ")
-	}
-	took := run.Completed.Sub(run.Started).Round(100 * time.Millisecond)
-	if run.Passed {
-		return fmt.Sprintf("Revision %d passed its tests in %s (%s)", run.Revision, took, tests)
-	}
-	return truncate(fmt.Sprintf("Revision %d failed its tests after %s: %s (%s)", run.Revision, took, run.Failure, tests), 1000)
-}
-
-// testedCondition is the Tested condition: from this reconcile's run, else
-// from the deployed revision's test labels; Unknown while the kind's
-// test.enable waits for the deployed revision to be Ready; else nil: the
-// previous one stays, naming the revision it is about. It never depends on
-// the status as read alone, which the cache may show from before a run.
-func testedCondition(o *observation) *metav1.Condition {
-	if run := o.testRun; run != nil {
-		c := metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionTrue, Reason: status.ReasonTestSucceeded, Message: testMessage(*run)}
-		if !run.Passed {
-			c.Status, c.Reason = metav1.ConditionFalse, status.ReasonTestFailed
-		}
-		return &c
-	}
-	if run := o.testRunning; run != nil {
-		return &metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionUnknown, Reason: status.ReasonTestRunning,
-			Message: fmt.Sprintf("Revision %d's tests are running, since %s", o.facts.Deployed.Number, run.started.UTC().Format(time.RFC3339))}
-	}
-	if o.testNotRun != "" {
-		return &metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionFalse, Reason: status.ReasonTestNotRun, Message: o.testNotRun}
-	}
-	if d := o.facts.Deployed; d != nil && d.Labels[storage.LabelTest] == status.TestPassed {
-		return &metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionTrue, Reason: status.ReasonTestSucceeded,
-			Message: lastTested(o, status.ReasonTestSucceeded, d.Number, fmt.Sprintf("Revision %d passed its tests", d.Number))}
-	}
-	if d := o.facts.Deployed; d != nil && d.Labels[storage.LabelTest] == status.TestFailed {
-		return &metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionFalse, Reason: status.ReasonTestFailed, Message: testFailure(o)}
-	}
-	if o.awaitingTest {
-		return &metav1.Condition{Type: status.ConditionTested, Status: metav1.ConditionUnknown, Reason: status.ReasonTestPending,
-			Message: fmt.Sprintf("Revision %d is tested once it is Ready (test.enable)", o.facts.Deployed.Number)}
-	}
-	return nil
-}
-
-// testFailure says how the deployed revision failed its tests: the failure
-// recorded for the wanted spec, else the Tested condition about it.
-func testFailure(o *observation) string {
-	n := o.facts.Deployed.Number
-	if o.failure.reason == status.ReasonTestFailed && strings.HasPrefix(o.failure.message, fmt.Sprintf("Revision %d failed", n)) {
-		return o.failure.message
-	}
-	return lastTested(o, status.ReasonTestFailed, n, fmt.Sprintf("Revision %d failed its tests", n))
-}
-
-// lastTested returns the message of the last run of revision n that ended
-// with reason: this process's, else the Tested condition's as read, else
-// fallback.
-func lastTested(o *observation, reason string, n int, fallback string) string {
-	about := fmt.Sprintf("Revision %d ", n)
-	if strings.HasPrefix(o.lastTest, about) && (reason == status.ReasonTestSucceeded) == strings.HasPrefix(o.lastTest, about+"passed") {
-		return o.lastTest
-	}
-	conds, _, _ := unstructured.NestedSlice(o.obj.Object, "status", "conditions")
-	for _, raw := range conds {
-		m, ok := raw.(map[string]any)
-		if !ok || m["type"] != status.ConditionTested || m["reason"] != reason {
-			continue
-		}
-		if msg := fmt.Sprint(m["message"]); strings.HasPrefix(msg, about) {
-			return msg
-		}
-	}
-	return fallback
-}
-
-// testOf is the status.history entry's test of rev, from its labels.
-func testOf(rev storage.Revision) *status.HistoryTest {
-	result := rev.Labels[storage.LabelTest]
-	if result == "" {
-		return nil
-	}
-	t := &status.HistoryTest{Result: result}
-	if at, err := strconv.ParseInt(rev.Labels[storage.LabelTestedAt], 10, 64); err == nil {
-		c := metav1.NewTime(time.Unix(at, 0))
-		t.Completed = &c
-	}
-	return t
 }

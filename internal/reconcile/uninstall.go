@@ -7,13 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
@@ -27,7 +26,7 @@ import (
 // On failure: Released False (UninstallFailed), phase Failed, event
 // UninstallFailed; retried with the controller's backoff.
 func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(o.obj, Finalizer) {
+	if !controllerutil.ContainsFinalizer(o.Resource, Finalizer) {
 		o.done = true
 		return ctrl.Result{}, nil
 	}
@@ -35,21 +34,21 @@ func (r *Reconciler) uninstall(ctx context.Context, o *observation) (ctrl.Result
 		return ctrl.Result{}, err
 	}
 	if err := r.finalizeHooks(ctx, o); err != nil {
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonHookFailed, "Finalize", "%s", err.Error())
-		o.outcome = &outcome{phase: status.PhaseFailed, reason: status.ReasonHookFailed, message: err.Error(), failed: true}
+		r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonHookFailed, "Finalize", "%s", err.Error())
+		o.Outcome = &status.Outcome{Phase: status.PhaseFailed, Reason: status.ReasonHookFailed, Message: err.Error(), Failed: true}
 		return ctrl.Result{}, err
 	}
-	if len(o.history) > 0 {
+	if len(o.History) > 0 {
 		ctrl.LoggerFrom(ctx).Info("Helm uninstall succeeded")
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonUninstalled, "Uninstall", "Uninstalled release %s", o.release.Name)
+		r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeNormal, status.ReasonUninstalled, "Uninstall", "Uninstalled release %s", o.Release.Name)
 	}
 	// The release is gone: what this reconcile observed of it is no longer
 	// true, so no status is written, even when the finalizer stays for the
 	// retry to remove.
 	o.done = true
-	orig := o.obj.DeepCopy()
-	controllerutil.RemoveFinalizer(o.obj, Finalizer)
-	err := r.Client.Patch(ctx, o.obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	orig := o.Resource.DeepCopy()
+	controllerutil.RemoveFinalizer(o.Resource, Finalizer)
+	err := r.Client.Patch(ctx, o.Resource, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	if client.IgnoreNotFound(err) != nil { // gone already: a reconcile from a stale cache got here first
 		return ctrl.Result{}, fmt.Errorf("removing finalizer %s: %w", Finalizer, err)
 	}
@@ -70,21 +69,21 @@ func (r *Reconciler) uninstallRelease(o *observation) error {
 		return err
 	}
 	var mark map[string]string
-	if l := o.facts.Latest; l != nil && !o.facts.Deleting {
+	if l := o.Facts.Latest; l != nil && !o.Facts.Deleting {
 		mark = map[string]string{storage.LabelHolder: r.Holder, storage.LabelUninstallOf: strconv.Itoa(l.Number)}
 	}
 	started := time.Now()
 	var left []string
-	err = hc.Uninstall(o.release.Name, mark, func(ref string) { left = append(left, ref) })
+	err = hc.Uninstall(o.Release.Name, mark, func(ref string) { left = append(left, ref) })
 	r.observeHelm("uninstall", started, err)
 	if len(left) > 0 {
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonUninstallLeft, "Uninstall",
+		r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonUninstallLeft, "Uninstall",
 			"Release %s: left %s; rudder removes only what it made, and applies no manifest it did not write (its hooks did not run); delete what is left by hand if it is not wanted",
-			o.release.Name, strings.Join(left, ", "))
+			o.Release.Name, strings.Join(left, ", "))
 	}
 	if err != nil {
-		r.Recorder.Eventf(o.obj, nil, corev1.EventTypeWarning, status.ReasonUninstallFailed, "Uninstall", "%s", err.Error())
-		o.outcome = &outcome{phase: status.PhaseFailed, reason: status.ReasonUninstallFailed, message: err.Error(), failed: true}
+		r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonUninstallFailed, "Uninstall", "%s", err.Error())
+		o.Outcome = &status.Outcome{Phase: status.PhaseFailed, Reason: status.ReasonUninstallFailed, Message: err.Error(), Failed: true}
 		return err
 	}
 	return nil

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
 // `helm uninstall --keep-history` leaves the newest revision uninstalled and

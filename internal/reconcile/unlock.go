@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
@@ -25,7 +24,7 @@ import (
 // rudder process, or another whose Lease is not fresh.
 // Sets: Released Unknown (Unlocked); event Unlocked.
 func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, error) {
-	latest := o.facts.Latest
+	latest := o.Facts.Latest
 	hc, err := r.helmFor(o)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -36,7 +35,7 @@ func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, e
 		desc = fmt.Sprintf("%s by this rudder process, whose Helm action ended before it could record the result; unlocked by rudder %s",
 			latest.Status, r.Holder)
 	}
-	unlocked, err := hc.Unlock(o.release.Name, latest.Number, desc, storage.LabelUninstallOf)
+	unlocked, err := hc.Unlock(o.Release.Name, latest.Number, desc, storage.LabelUninstallOf)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -45,8 +44,8 @@ func (r *Reconciler) unlock(ctx context.Context, o *observation) (ctrl.Result, e
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Unlocked a revision left pending", "revision", latest.Number, "holder", latest.Labels[storage.LabelHolder])
-	r.Recorder.Eventf(o.obj, nil, corev1.EventTypeNormal, status.ReasonUnlocked, "Unlock",
+	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeNormal, status.ReasonUnlocked, "Unlock",
 		"Marked revision %d failed: it was %s", latest.Number, desc)
-	o.outcome = &outcome{phase: status.PhaseUpdating, reason: status.ReasonUnlocked, message: fmt.Sprintf("Revision %d was %s", latest.Number, desc)}
+	o.Outcome = &status.Outcome{Phase: status.PhaseUpdating, Reason: status.ReasonUnlocked, Message: fmt.Sprintf("Revision %d was %s", latest.Number, desc)}
 	return ctrl.Result{RequeueAfter: 250 * time.Millisecond}, nil
 }

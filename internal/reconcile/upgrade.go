@@ -3,11 +3,10 @@ package reconcile
 import (
 	"context"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 

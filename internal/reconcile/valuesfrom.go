@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/redact"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )
@@ -24,12 +23,6 @@ import (
 // their annotation names: "Kind/namespace/name".
 const valuesFromIndex = "rudder.dev/values-from"
 
-// valuesFromError is a problem with a resource's values sources: a source
-// missing, malformed, or unreadable. What a Secret holds is never in it.
-type valuesFromError struct{ error }
-
-func (e valuesFromError) Unwrap() error { return e.error }
-
 // readValuesFrom puts the values of o's sources (its kind's, then its
 // annotation's) under its spec's, and keeps what the values digest is
 // computed from when a Secret is among them, and, for the rest of the
@@ -37,9 +30,9 @@ func (e valuesFromError) Unwrap() error { return e.error }
 // error it returns shows (memory.setSecrets). A problem of the sources
 // themselves is a valuesFromError; any other error is a failure to read them.
 func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
-	sources, err := valuesfrom.Sources(r.Watch.ValuesFrom, o.obj.GetAnnotations())
+	sources, err := valuesfrom.Sources(r.Watch.ValuesFrom, o.Resource.GetAnnotations())
 	if err != nil {
-		return valuesFromError{err}
+		return status.ValuesFromError{Err: err}
 	}
 	if len(sources) == 0 {
 		return nil
@@ -51,15 +44,15 @@ func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 	if err != nil {
 		return err
 	}
-	vals, err := valuesfrom.Read(ctx, reader, o.obj.GetNamespace(), sources)
+	vals, err := valuesfrom.Read(ctx, reader, o.Resource.GetNamespace(), sources)
 	r.memory.setSecrets(o.key, redact.New(vals.Secrets...))
 	if valuesfrom.Fixable(err) {
-		return valuesFromError{err}
+		return status.ValuesFromError{Err: err}
 	}
 	if apierrors.IsForbidden(err) {
 		// The account rudder acts as may not read a source: no retry helps
 		// until its Role or the sources change.
-		return conditionError{reason: status.ReasonForbidden, err: fmt.Errorf("reading the release values from ConfigMaps and Secrets: %w", err)}
+		return status.ConditionError{Reason: status.ReasonForbidden, Err: fmt.Errorf("reading the release values from ConfigMaps and Secrets: %w", err)}
 	}
 	if err != nil {
 		return err

@@ -39,3 +39,12 @@ func (m *memory) progressWait(key types.NamespacedName, now time.Time) time.Dura
 	})
 	return wait
 }
+
+// progressInterval is the least time between two status writes that change
+// only a rollout's progress: the replica counts and the messages that tell
+// them. A rollout of two replicas moves them five times or more, and each
+// write is a write of the whole custom resource for the API server and a
+// decode of it for every watcher. Anything else a status says (a phase, a
+// condition turning True or False, a new generation or revision) is written at
+// once; so is the progress after the interval, by a reconcile requeued for it.
+const progressInterval = 5 * time.Second

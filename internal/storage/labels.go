@@ -56,3 +56,9 @@ const (
 	LabelTest     = "rudder.dev/test"
 	LabelTestedAt = "rudder.dev/tested-at"
 )
+
+// Values of LabelTest: how the revision's last test run ended.
+const (
+	TestPassed = "Passed"
+	TestFailed = "Failed"
+)

@@ -162,3 +162,29 @@ func Stuck(f Facts) bool {
 func KeepsUninstall(f Facts) bool {
 	return f.OutOfBand == watches.OutOfBandKeep && f.Ours != nil && DigestsOf(f.Ours) == f.Want
 }
+
+// AwaitsTest reports whether the deployed revision is one the kind's
+// test.enable tests and it has not been tested.
+func AwaitsTest(f Facts) bool {
+	return DeploysWanted(f) && f.Deployed.Labels[storage.LabelTest] == ""
+}
+
+// DeploysWanted reports whether the deployed revision is one rudder made for
+// the wanted spec and chart.
+func DeploysWanted(f Facts) bool {
+	d := f.Deployed
+	return d != nil && WrittenByRudder(d) && DigestsOf(d) == f.Want
+}
+
+// FailedTests reports whether a run that passed or not counts as a failed
+// upgrade under the kind's test policy (test.enable without ignoreFailures).
+func FailedTests(passed bool, t watches.Test) bool {
+	return !passed && t.Enable && !t.IgnoreFailures
+}
+
+// TestsFailed reports whether the deployed revision, made by rudder for the
+// wanted spec, failed its last test run and the kind counts that as a failed
+// upgrade.
+func TestsFailed(f Facts, t watches.Test) bool {
+	return DeploysWanted(f) && f.Deployed.Labels[storage.LabelTest] != "" && FailedTests(f.Deployed.Labels[storage.LabelTest] == storage.TestPassed, t)
+}

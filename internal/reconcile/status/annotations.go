@@ -1,6 +1,8 @@
 package status
 
-import "github.com/rudder-operator/rudder/internal/hook"
+import (
+	"github.com/rudder-operator/rudder/internal/hook"
+)
 
 // AnnotationPaused set to "true" on a custom resource stops rudder from
 // installing, upgrading or repairing its release until it is removed.

@@ -1,6 +1,8 @@
 package status
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // Status is the part of a custom resource's .status the reconciler owns. Hooks
 // own other keys; they are kept as they are.
@@ -68,9 +70,3 @@ type HistoryTest struct {
 	Result    string       `json:"result"`
 	Completed *metav1.Time `json:"completed,omitempty"`
 }
-
-// Test results, as LabelTest and status.history show them.
-const (
-	TestPassed = "Passed"
-	TestFailed = "Failed"
-)

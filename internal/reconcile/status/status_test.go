@@ -1,35 +1,36 @@
-package reconcile
+package status
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
+	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
-func TestComputeStatus(t *testing.T) {
+func TestCompute(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	want := plan.Digests{Values: "v", Chart: "c"}
 	deployed := rev(2, "deployed", want)
-	ready := &health{ready: true, workloads: 1, wantReplicas: 3, replicas: 3, readyReplicas: 3, objects: 3}
-	rolling := &health{workloads: 1, wantReplicas: 3, replicas: 3, readyReplicas: 1, message: "Deployment/x is not ready: 1/3"}
+	ready := &Health{Ready: true, Workloads: 1, WantReplicas: 3, Replicas: 3, ReadyReplicas: 3, Objects: 3}
+	rolling := &Health{Workloads: 1, WantReplicas: 3, Replicas: 3, ReadyReplicas: 1, Message: "Deployment/x is not ready: 1/3"}
 	tests := []struct {
 		name       string
-		o          observation
+		o          Observation
 		wantPhase  string
 		wantMsg    string
 		wantRel    metav1.ConditionStatus
@@ -41,95 +42,95 @@ func TestComputeStatus(t *testing.T) {
 	}{
 		{
 			name:      "running",
-			o:         observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: ready},
-			wantPhase: status.PhaseRunning, wantMsg: "All replicas are ready",
-			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionTrue, wantReason: status.ReasonUpgradeSucceeded,
+			o:         Observation{Facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, Health: ready},
+			wantPhase: PhaseRunning, wantMsg: "All replicas are ready",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionTrue, wantReason: ReasonUpgradeSucceeded,
 		},
 		{
 			name:      "rolling out an upgrade",
-			o:         observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: rolling},
-			wantPhase: status.PhaseUpdating, wantMsg: "1/3 replicas ready",
-			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: status.ReasonUpgradeSucceeded,
+			o:         Observation{Facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, Health: rolling},
+			wantPhase: PhaseUpdating, wantMsg: "1/3 replicas ready",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
 		},
 		{
 			name:      "nothing installed yet",
-			o:         observation{facts: plan.Facts{Want: want}},
-			wantPhase: status.PhasePending, wantMsg: "Waiting for the release to be installed",
-			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: status.ReasonNotReleased,
+			o:         Observation{Facts: plan.Facts{Want: want}},
+			wantPhase: PhasePending, wantMsg: "Waiting for the release to be installed",
+			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonNotReleased,
 			wantObserved: 5,
 		},
 		{
 			name: "paused with a spec change waiting: generation not claimed",
-			o: observation{facts: plan.Facts{Paused: true, Want: plan.Digests{Values: "new", Chart: "c"}, Latest: deployed, Deployed: deployed},
-				health: ready},
-			wantPhase: status.PhaseRunning, wantMsg: "All replicas are ready",
+			o: Observation{Facts: plan.Facts{Paused: true, Want: plan.Digests{Values: "new", Chart: "c"}, Latest: deployed, Deployed: deployed},
+				Health: ready},
+			wantPhase: PhaseRunning, wantMsg: "All replicas are ready",
 			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionTrue, wantReason: "Paused",
 			wantObserved: 5,
 		},
 		{
 			name: "rolled back this reconcile: Ready waits for the new revision's objects",
-			o: observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: ready,
-				outcome: &outcome{phase: status.PhaseUpdating, reason: status.ReasonRolledBack, message: "Rolled back to revision 1 as revision 3; checking its objects"}},
-			wantPhase: status.PhaseUpdating, wantMsg: "Rolled back to revision 1 as revision 3; checking its objects",
-			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: status.ReasonRolledBack,
+			o: Observation{Facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, Health: ready,
+				Outcome: &Outcome{Phase: PhaseUpdating, Reason: ReasonRolledBack, Message: "Rolled back to revision 1 as revision 3; checking its objects"}},
+			wantPhase: PhaseUpdating, wantMsg: "Rolled back to revision 1 as revision 3; checking its objects",
+			wantRel: metav1.ConditionUnknown, wantReady: metav1.ConditionFalse, wantReason: ReasonRolledBack,
 		},
 		{
 			name: "upgrade failed, old revision still serving",
-			o: observation{facts: plan.Facts{Want: plan.Digests{Values: "new", Chart: "c"}, Latest: deployed, Deployed: deployed}, health: ready,
-				outcome: &outcome{phase: status.PhaseFailed, reason: status.ReasonUpgradeFailed, message: "boom", failed: true}},
-			wantPhase: status.PhaseFailed, wantMsg: "boom",
-			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionTrue, wantReason: status.ReasonUpgradeFailed,
+			o: Observation{Facts: plan.Facts{Want: plan.Digests{Values: "new", Chart: "c"}, Latest: deployed, Deployed: deployed}, Health: ready,
+				Outcome: &Outcome{Phase: PhaseFailed, Reason: ReasonUpgradeFailed, Message: "boom", Failed: true}},
+			wantPhase: PhaseFailed, wantMsg: "boom",
+			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionTrue, wantReason: ReasonUpgradeFailed,
 		},
 		{
 			name:      "values cannot be computed",
-			o:         observation{facts: plan.Facts{Want: want, ValuesErr: errors.New("bad override")}},
-			wantPhase: status.PhaseFailed, wantMsg: "Cannot compute the release values: bad override; fix the watch's overrideValues or the spec",
-			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: status.ReasonValuesInvalid,
+			o:         Observation{Facts: plan.Facts{Want: want, ValuesErr: errors.New("bad override")}},
+			wantPhase: PhaseFailed, wantMsg: "Cannot compute the release values: bad override; fix the watch's overrideValues or the spec",
+			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonValuesInvalid,
 		},
 		{
 			name: "retries exhausted",
-			o: observation{facts: plan.Facts{Want: want, Failures: watches.DefaultMaxAttempts},
-				failure: failure{want: want, count: watches.DefaultMaxAttempts, message: "boom"}},
-			wantPhase: status.PhaseFailed,
+			o: Observation{Facts: plan.Facts{Want: want, Failures: watches.DefaultMaxAttempts},
+				Failure: Failure{Want: want, Count: watches.DefaultMaxAttempts, Message: "boom"}},
+			wantPhase: PhaseFailed,
 			wantMsg:   "Gave up after 3 failed tries with these values and this chart; change the spec to try again. Last error: boom",
-			wantRel:   metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: status.ReasonRetriesExhausted,
+			wantRel:   metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonRetriesExhausted,
 			wantObserved: 5, // the failed tries claimed it; a hold claims nothing
 		},
 		{
 			name: "objects ready, a hook still at work",
-			o: observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, health: ready,
-				hooks: []hookRun{
-					{hook: fakeHook("BackedUp"), res: hook.Result{Condition: metav1.Condition{
+			o: Observation{Facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed}, Health: ready,
+				Hooks: []HookRun{
+					{Hook: fakeHook("BackedUp"), Result: hook.Result{Condition: metav1.Condition{
 						Status: metav1.ConditionFalse, Reason: "BackupFailed", Message: "informs only"}}},
-					{hook: fakeHook("Restored"), res: hook.Result{BlocksReady: true, Condition: metav1.Condition{
+					{Hook: fakeHook("Restored"), Result: hook.Result{BlocksReady: true, Condition: metav1.Condition{
 						Status: metav1.ConditionFalse, Reason: "Restoring", Message: "restoring latest dump"}}},
 				}},
-			wantPhase: status.PhaseDeploying, wantMsg: "Restored is False: restoring latest dump",
-			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: status.ReasonUpgradeSucceeded,
+			wantPhase: PhaseDeploying, wantMsg: "Restored is False: restoring latest dump",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
 		},
 		{
 			name:      "being deleted: the deployed revision's objects are not read",
-			o:         observation{facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed, Deleting: true}},
-			wantPhase: status.PhaseUpdating, wantMsg: "The resource is being deleted: its release is uninstalled",
-			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: status.ReasonUpgradeSucceeded,
+			o:         Observation{Facts: plan.Facts{Want: want, Latest: deployed, Deployed: deployed, Deleting: true}},
+			wantPhase: PhaseUpdating, wantMsg: "The resource is being deleted: its release is uninstalled",
+			wantRel: metav1.ConditionTrue, wantReady: metav1.ConditionFalse, wantReason: ReasonUpgradeSucceeded,
 		},
 		{
 			name: "failed revision found in storage after a restart",
-			o: observation{facts: plan.Facts{Want: want, Latest: rev(1, "failed", want)},
-				latest: &revision{Release: &helm.Release{Description: "Release \"x\" failed: quota exceeded"}}},
-			wantPhase: status.PhaseFailed, wantMsg: "Release \"x\" failed: quota exceeded",
-			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: status.ReasonInstallFailed,
+			o: Observation{Facts: plan.Facts{Want: want, Latest: rev(1, "failed", want)},
+				Latest: &Revision{Release: &helm.Release{Description: "Release \"x\" failed: quota exceeded"}}},
+			wantPhase: PhaseFailed, wantMsg: "Release \"x\" failed: quota exceeded",
+			wantRel: metav1.ConditionFalse, wantReady: metav1.ConditionFalse, wantReason: ReasonInstallFailed,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := tt.o
-			if o.facts.Remediation.MaxAttempts == 0 {
-				o.facts.Remediation.MaxAttempts = watches.DefaultMaxAttempts
+			if o.Facts.Remediation.MaxAttempts == 0 {
+				o.Facts.Remediation.MaxAttempts = watches.DefaultMaxAttempts
 			}
-			o.obj = &unstructured.Unstructured{Object: map[string]any{}}
-			o.obj.SetGeneration(7)
-			st := computeStatus(&o, status.Status{ObservedGeneration: 5}, now)
+			o.Resource = &unstructured.Unstructured{Object: map[string]any{}}
+			o.Resource.SetGeneration(7)
+			st := Compute(&o, Status{ObservedGeneration: 5}, now)
 			if st.Phase != tt.wantPhase || st.Message != tt.wantMsg {
 				t.Errorf("phase, message = %s, %q; want %s, %q", st.Phase, st.Message, tt.wantPhase, tt.wantMsg)
 			}
@@ -140,25 +141,25 @@ func TestComputeStatus(t *testing.T) {
 			if st.ObservedGeneration != observed {
 				t.Errorf("observedGeneration = %d, want %d", st.ObservedGeneration, observed)
 			}
-			for _, typ := range []string{status.ConditionReleased, status.ConditionReady} {
+			for _, typ := range []string{ConditionReleased, ConditionReady} {
 				if meta.FindStatusCondition(st.Conditions, typ) == nil {
 					t.Errorf("no %s condition in %+v", typ, st.Conditions)
 				}
 			}
 			for _, c := range st.Conditions {
 				wantGen := int64(7)
-				if c.Type == status.ConditionReady {
+				if c.Type == ConditionReady {
 					wantGen = observed
 				}
 				if c.ObservedGeneration != wantGen || !c.LastTransitionTime.Time.Equal(now) {
 					t.Errorf("%s: observedGeneration %d (want %d), time %v", c.Type, c.ObservedGeneration, wantGen, c.LastTransitionTime)
 				}
 				switch c.Type {
-				case status.ConditionReleased:
+				case ConditionReleased:
 					if c.Status != tt.wantRel || c.Reason != tt.wantReason {
 						t.Errorf("Released = %s/%s, want %s/%s", c.Status, c.Reason, tt.wantRel, tt.wantReason)
 					}
-				case status.ConditionReady:
+				case ConditionReady:
 					if c.Status != tt.wantReady {
 						t.Errorf("Ready = %s (%s), want %s", c.Status, c.Message, tt.wantReady)
 					}
@@ -168,16 +169,16 @@ func TestComputeStatus(t *testing.T) {
 	}
 }
 
-func TestComputeStatus_KeepsTransitionTimeWhenUnchanged(t *testing.T) {
+func TestCompute_KeepsTransitionTimeWhenUnchanged(t *testing.T) {
 	earlier := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	prev := []metav1.Condition{{Type: status.ConditionReady, Status: metav1.ConditionTrue, Reason: status.ReasonReady, LastTransitionTime: earlier}}
+	prev := []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady, LastTransitionTime: earlier}}
 	d := rev(1, "deployed", plan.Digests{})
-	o := &observation{obj: &unstructured.Unstructured{Object: map[string]any{}}, facts: plan.Facts{Latest: d, Deployed: d},
-		health: &health{ready: true, objects: 1}}
-	st := computeStatus(o, status.Status{Conditions: prev}, earlier.Add(time.Hour))
+	o := &Observation{Resource: &unstructured.Unstructured{Object: map[string]any{}}, Facts: plan.Facts{Latest: d, Deployed: d},
+		Health: &Health{Ready: true, Objects: 1}}
+	st := Compute(o, Status{Conditions: prev}, earlier.Add(time.Hour))
 	found := false
 	for _, c := range st.Conditions {
-		if c.Type == status.ConditionReady {
+		if c.Type == ConditionReady {
 			found = true
 			if !c.LastTransitionTime.Equal(&earlier) {
 				t.Errorf("Ready transition time moved to %v", c.LastTransitionTime)
@@ -221,7 +222,7 @@ func TestFitConditions(t *testing.T) {
 			}
 			list := []any{cond}
 			st := map[string]any{"conditions": list}
-			fitConditions(st)
+			FitConditions(st)
 			got := st["conditions"].([]any)[0].(map[string]any)["message"]
 			if got != tt.want {
 				t.Errorf("message %.40q... (%d characters), want %.40q...", got, utf8.RuneCountInString(fmt.Sprint(got)), tt.want)
@@ -234,4 +235,11 @@ func TestFitConditions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rev is revision n of a release in status, made by rudder from digests d.
+func rev(n int, status string, d plan.Digests) *storage.Revision {
+	return &storage.Revision{Number: n, Status: status, UID: types.UID(fmt.Sprint("uid-", n)), Labels: map[string]string{
+		storage.LabelValuesDigest: d.Values, storage.LabelChartDigest: d.Chart, storage.LabelRevision: strconv.Itoa(n),
+	}}
 }

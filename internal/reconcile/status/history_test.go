@@ -1,11 +1,9 @@
-package reconcile
+package status
 
 import (
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,7 +13,7 @@ import (
 
 func TestRecordedFor(t *testing.T) {
 	deployed := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	entry := status.HistoryEntry{Revision: 3, Updated: &metav1.Time{Time: deployed}, Status: "deployed", ValuesDigest: "sha256:aa"}
+	entry := HistoryEntry{Revision: 3, Updated: &metav1.Time{Time: deployed}, Status: "deployed", ValuesDigest: "sha256:aa"}
 	rev := func(number int, digest string, written time.Time) storage.Revision {
 		return storage.Revision{Number: number, Status: "superseded", Labels: map[string]string{
 			storage.LabelValuesDigest: digest, storage.LabelWrittenAt: strconv.FormatInt(written.Unix(), 10)}}
@@ -35,7 +33,7 @@ func TestRecordedFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := recordedFor(entry, tt.rev); got != tt.want {
+			if got := RecordedFor(entry, tt.rev); got != tt.want {
 				t.Errorf("recordedFor = %v, want %v", got, tt.want)
 			}
 		})
@@ -48,11 +46,11 @@ func TestShownHistory(t *testing.T) {
 		map[string]any{"revision": int64(1), "status": "superseded", "chart": "webapp"},
 		"not an entry",
 	}}}}
-	got := shownHistory(obj)
+	got := ShownHistory(obj)
 	if len(got) != 2 || got[2].ValuesDigest != "sha256:aa" || got[2].Updated == nil || got[1].Chart != "webapp" {
 		t.Errorf("shownHistory = %+v, want revisions 1 and 2 as written", got)
 	}
-	if shownHistory(&unstructured.Unstructured{Object: map[string]any{}}) != nil {
+	if ShownHistory(&unstructured.Unstructured{Object: map[string]any{}}) != nil {
 		t.Error("a resource with no status.history shows entries")
 	}
 }

@@ -1,4 +1,4 @@
-package reconcile
+package status
 
 import (
 	"errors"
@@ -34,38 +34,38 @@ func configMap(name string) *unstructured.Unstructured {
 func TestHealthOf(t *testing.T) {
 	tests := []struct {
 		name        string
-		states      []objectState
+		states      []ObjectState
 		wantReady   bool
 		wantSummary string
 		wantMessage string // substring of the message
 	}{
 		{
 			name:        "all replicas ready",
-			states:      []objectState{{want: deployment("web", 3, 3, 3), live: new(statusOf(deployment("web", 3, 3, 3)))}, {want: configMap("c"), live: new(statusOf(configMap("c")))}},
+			states:      []ObjectState{{Want: deployment("web", 3, 3, 3), Live: new(OfObject(deployment("web", 3, 3, 3)))}, {Want: configMap("c"), Live: new(OfObject(configMap("c")))}},
 			wantReady:   true,
 			wantSummary: "All replicas are ready",
 		},
 		{
 			name:        "no workloads",
-			states:      []objectState{{want: configMap("a"), live: new(statusOf(configMap("a")))}, {want: configMap("b"), live: new(statusOf(configMap("b")))}},
+			states:      []ObjectState{{Want: configMap("a"), Live: new(OfObject(configMap("a")))}, {Want: configMap("b"), Live: new(OfObject(configMap("b")))}},
 			wantReady:   true,
 			wantSummary: "All 2 objects are ready",
 		},
 		{
 			name:        "replicas not ready, the Deployment is named",
-			states:      []objectState{{want: deployment("web", 5, 5, 2), live: new(statusOf(deployment("web", 5, 5, 2)))}},
+			states:      []ObjectState{{Want: deployment("web", 5, 5, 2), Live: new(OfObject(deployment("web", 5, 5, 2)))}},
 			wantSummary: "2/5 replicas ready",
 			wantMessage: "Deployment/web",
 		},
 		{
 			name:        "missing object named",
-			states:      []objectState{{want: configMap("a"), live: new(statusOf(configMap("a")))}, {want: configMap("gone")}},
+			states:      []ObjectState{{Want: configMap("a"), Live: new(OfObject(configMap("a")))}, {Want: configMap("gone")}},
 			wantSummary: "ConfigMap/gone does not exist yet",
 			wantMessage: "ConfigMap/gone does not exist yet",
 		},
 		{
 			name:        "unreadable object named",
-			states:      []objectState{{want: configMap("x"), err: errors.New("forbidden")}},
+			states:      []ObjectState{{Want: configMap("x"), Err: errors.New("forbidden")}},
 			wantSummary: "ConfigMap/x cannot be read: forbidden",
 			wantMessage: "forbidden",
 		},
@@ -73,15 +73,15 @@ func TestHealthOf(t *testing.T) {
 			// The cache still holds the Deployment as it was before the
 			// upgrade to 4 replicas: ready, but not the revision's.
 			name:        "ready but not the deployed revision's yet",
-			states:      []objectState{{want: deployment("web", 4, 0, 0), live: new(statusOf(deployment("web", 3, 3, 3))), differs: true}},
+			states:      []ObjectState{{Want: deployment("web", 4, 0, 0), Live: new(OfObject(deployment("web", 3, 3, 3))), Differs: true}},
 			wantSummary: "3/3 replicas ready",
 			wantMessage: "Deployment/web does not match the deployed revision yet",
 		},
 		{
 			name: "first holding back is named",
-			states: []objectState{
-				{want: deployment("a", 1, 1, 0), live: new(statusOf(deployment("a", 1, 1, 0)))},
-				{want: deployment("b", 2, 2, 0), live: new(statusOf(deployment("b", 2, 2, 0)))},
+			states: []ObjectState{
+				{Want: deployment("a", 1, 1, 0), Live: new(OfObject(deployment("a", 1, 1, 0)))},
+				{Want: deployment("b", 2, 2, 0), Live: new(OfObject(deployment("b", 2, 2, 0)))},
 			},
 			wantSummary: "0/3 replicas ready",
 			wantMessage: "Deployment/a",
@@ -89,15 +89,15 @@ func TestHealthOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := healthOf(tt.states)
-			if h.ready != tt.wantReady {
-				t.Errorf("ready = %v, want %v (%s)", h.ready, tt.wantReady, h.message)
+			h := HealthOf(tt.states)
+			if h.Ready != tt.wantReady {
+				t.Errorf("ready = %v, want %v (%s)", h.Ready, tt.wantReady, h.Message)
 			}
 			if got := h.summary(); got != tt.wantSummary {
 				t.Errorf("summary = %q, want %q", got, tt.wantSummary)
 			}
-			if !strings.Contains(h.message, tt.wantMessage) {
-				t.Errorf("message %q does not contain %q", h.message, tt.wantMessage)
+			if !strings.Contains(h.Message, tt.wantMessage) {
+				t.Errorf("message %q does not contain %q", h.Message, tt.wantMessage)
 			}
 		})
 	}

@@ -1,12 +1,10 @@
-package reconcile
+package status
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +16,7 @@ func TestPublish(t *testing.T) {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
 		u.SetName(name)
 		if key != "" {
-			u.SetAnnotations(map[string]string{status.AnnotationStatusKey: key})
+			u.SetAnnotations(map[string]string{AnnotationStatusKey: key})
 		}
 		if data != nil {
 			u.Object["data"] = data
@@ -81,11 +79,11 @@ func TestPublish(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &observation{}
+			o := &Observation{}
 			if tt.objs != nil {
-				o.deployed = &revision{objects: tt.objs}
+				o.Deployed = &Revision{Objects: tt.objs}
 			}
-			p := publish(o, takenKeys(map[string]any{"lastBackup": nil}))
+			p := Publish(o, TakenKeys(map[string]any{"lastBackup": nil}))
 			if p.known != tt.wantKnown {
 				t.Errorf("known = %v, want %v", p.known, tt.wantKnown)
 			}
@@ -109,7 +107,7 @@ func TestPublication_IntoAndApply(t *testing.T) {
 	netData := map[string]any{"cidr": "10.0.0.0/8"}
 	tests := []struct {
 		name       string
-		p          publication
+		p          Publication
 		prev       []string
 		next       map[string]any // status before apply
 		wantNext   map[string]any
@@ -118,36 +116,36 @@ func TestPublication_IntoAndApply(t *testing.T) {
 	}{
 		{
 			name: "published",
-			p:    publication{known: true, values: map[string]any{"network": netData}, keys: []string{"network"}, from: []string{"status.network from ConfigMap/n"}},
+			p:    Publication{known: true, values: map[string]any{"network": netData}, keys: []string{"network"}, from: []string{"status.network from ConfigMap/n"}},
 			next: map[string]any{"stamp": "ok"}, wantNext: map[string]any{"stamp": "ok", "network": netData},
 			wantKeys: []string{"network"}, wantStatus: metav1.ConditionTrue,
 		},
 		{
-			name: "no longer published", p: publication{known: true, values: map[string]any{}}, prev: []string{"network"},
+			name: "no longer published", p: Publication{known: true, values: map[string]any{}}, prev: []string{"network"},
 			next: map[string]any{"stamp": "ok", "network": netData}, wantNext: map[string]any{"stamp": "ok"},
 		},
 		{
-			name: "refused, the old key goes", p: publication{known: true, values: map[string]any{}, errs: []string{"ConfigMap/n: no"}},
+			name: "refused, the old key goes", p: Publication{known: true, values: map[string]any{}, errs: []string{"ConfigMap/n: no"}},
 			prev: []string{"network"}, next: map[string]any{"network": netData}, wantNext: map[string]any{},
 			wantStatus: metav1.ConditionFalse,
 		},
 		{
-			name: "unknown keeps what was written", p: publication{values: map[string]any{}}, prev: []string{"network"},
+			name: "unknown keeps what was written", p: Publication{values: map[string]any{}}, prev: []string{"network"},
 			next: map[string]any{"network": netData}, wantNext: map[string]any{"network": netData}, wantKeys: []string{"network"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := status.Status{ObservedGeneration: 3}
-			tt.p.into(&st, tt.prev, now)
-			tt.p.apply(tt.next, tt.prev)
+			st := Status{ObservedGeneration: 3}
+			tt.p.Into(&st, tt.prev, now)
+			tt.p.Apply(tt.next, tt.prev)
 			if !reflect.DeepEqual(tt.next, tt.wantNext) {
 				t.Errorf("status = %v, want %v", tt.next, tt.wantNext)
 			}
 			if !reflect.DeepEqual(st.Published, tt.wantKeys) {
 				t.Errorf("published = %v, want %v", st.Published, tt.wantKeys)
 			}
-			c := meta.FindStatusCondition(st.Conditions, status.ConditionPublished)
+			c := meta.FindStatusCondition(st.Conditions, ConditionPublished)
 			switch {
 			case tt.wantStatus == "" && c != nil:
 				t.Errorf("Published condition %v, want none", c)
@@ -186,7 +184,7 @@ func TestMergePatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := mergePatch(tt.current, tt.next); !reflect.DeepEqual(got, tt.want) {
+			if got := MergePatch(tt.current, tt.next); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("mergePatch = %v, want %v", got, tt.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package reconcile
+package status
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,8 +19,8 @@ const statusKeyMaxLength = 63
 // statusKeyPattern is a field name as Kubernetes APIs spell them (camelCase).
 var statusKeyPattern = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
 
-// publication is what the deployed revision publishes into status.
-type publication struct {
+// Publication is what the deployed revision publishes into status.
+type Publication struct {
 	known  bool           // false: no deployed revision to read; status stays as it is
 	values map[string]any // status key → map of strings
 	keys   []string       // the published keys, sorted (status.published)
@@ -30,17 +28,17 @@ type publication struct {
 	errs   []string       // why keys were refused
 }
 
-// publish reads the status keys the deployed revision's objects publish.
+// Publish reads the status keys the deployed revision's objects Publish.
 // Keys in taken (rudder's and the hooks' own) are refused.
-func publish(o *observation, taken map[string]bool) publication {
-	p := publication{values: map[string]any{}}
-	if o.deployed == nil {
+func Publish(o *Observation, taken map[string]bool) Publication {
+	p := Publication{values: map[string]any{}}
+	if o.Deployed == nil {
 		return p
 	}
 	p.known = true
 	owners := map[string]string{}
-	for _, obj := range o.deployed.objects {
-		key, ok := obj.GetAnnotations()[status.AnnotationStatusKey]
+	for _, obj := range o.Deployed.Objects {
+		key, ok := obj.GetAnnotations()[AnnotationStatusKey]
 		if !ok {
 			continue
 		}
@@ -72,9 +70,9 @@ func publishable(obj *unstructured.Unstructured, key string, taken map[string]bo
 	switch {
 	case !statusKeyPattern.MatchString(key) || len(key) > statusKeyMaxLength:
 		return nil, fmt.Errorf("annotation %s=%q is not a status field name (lowerCamelCase letters and digits, at most %d)",
-			status.AnnotationStatusKey, key, statusKeyMaxLength)
+			AnnotationStatusKey, key, statusKeyMaxLength)
 	case taken[key]:
-		return nil, fmt.Errorf("status key %q belongs to rudder or a hook; choose another name in annotation %s", key, status.AnnotationStatusKey)
+		return nil, fmt.Errorf("status key %q belongs to rudder or a hook; choose another name in annotation %s", key, AnnotationStatusKey)
 	case obj.GetKind() == "Secret" && obj.GroupVersionKind().Group == "":
 		return nil, fmt.Errorf("a Secret's data is never copied into status, which everyone who can read the resource reads; publish a ConfigMap")
 	}
@@ -97,11 +95,11 @@ func publishable(obj *unstructured.Unstructured, key string, taken map[string]bo
 	return out, nil
 }
 
-// takenKeys are the status keys a chart may not publish: rudder's own and the
+// TakenKeys are the status keys a chart may not publish: rudder's own and the
 // ones this reconcile's hooks write.
-func takenKeys(hookKeys map[string]any) map[string]bool {
+func TakenKeys(hookKeys map[string]any) map[string]bool {
 	taken := map[string]bool{"conditions": true}
-	for _, k := range ownedKeys {
+	for _, k := range OwnedKeys {
 		taken[k] = true
 	}
 	for k := range hookKeys {
@@ -110,36 +108,36 @@ func takenKeys(hookKeys map[string]any) map[string]bool {
 	return taken
 }
 
-// into records the publication in st: status.published and the Published
+// Into records the publication in st: status.published and the Published
 // condition. prev is status.published as last written.
-func (p publication) into(st *status.Status, prev []string, now time.Time) {
+func (p Publication) Into(st *Status, prev []string, now time.Time) {
 	if !p.known {
 		st.Published = prev
 		return
 	}
 	st.Published = p.keys
 	if len(p.keys) == 0 && len(p.errs) == 0 {
-		meta.RemoveStatusCondition(&st.Conditions, status.ConditionPublished)
+		meta.RemoveStatusCondition(&st.Conditions, ConditionPublished)
 		return
 	}
-	c := metav1.Condition{Type: status.ConditionPublished, Status: metav1.ConditionTrue, Reason: status.ReasonPublished,
+	c := metav1.Condition{Type: ConditionPublished, Status: metav1.ConditionTrue, Reason: ReasonPublished,
 		Message: strings.Join(p.from, "; "), ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(now)}
 	if len(p.errs) > 0 {
-		c.Status, c.Reason = metav1.ConditionFalse, status.ReasonStatusKeyRefused
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonStatusKeyRefused
 		c.Message = "The chart publishes status keys rudder cannot copy: " + strings.Join(p.errs, "; ")
 	}
 	meta.SetStatusCondition(&st.Conditions, c)
 }
 
-// apply writes the published keys into next, the status about to be written,
+// Apply writes the published keys into next, the status about to be written,
 // and removes the keys of prev (status.published as last written) that are no
 // longer published.
-func (p publication) apply(next map[string]any, prev []string) {
+func (p Publication) Apply(next map[string]any, prev []string) {
 	if !p.known {
 		return
 	}
 	for _, k := range prev {
-		if !slices.Contains(p.keys, k) && !slices.Contains(ownedKeys, k) {
+		if !slices.Contains(p.keys, k) && !slices.Contains(OwnedKeys, k) {
 			delete(next, k)
 		}
 	}
