@@ -1,16 +1,11 @@
 package reconcile
 
 import (
-	"errors"
-	"strings"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/owner"
-	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
 // access is how o's release acts on the cluster: within the resource's
@@ -56,22 +51,4 @@ func (r *Reconciler) actingReader(o *observation, fallback client.Reader) (clien
 		return fallback, err
 	}
 	return c, nil
-}
-
-// failureReason returns the condition reason of a failed Helm action: what
-// stopped it when that is the release's scope or the account's rights, else
-// fallback.
-func failureReason(err error, fallback string) string {
-	switch {
-	case errors.Is(err, helm.ErrNotSigned):
-		return status.ReasonRevisionNotSigned
-	case errors.Is(err, helm.ErrOutsideNamespace):
-		return status.ReasonOutsideNamespace
-	case errors.Is(err, helm.ErrClusterScopedNotAllowed):
-		return status.ReasonClusterScopedNotAllowed
-	case apierrors.IsForbidden(err) || strings.Contains(err.Error(), " is forbidden: User "):
-		// Helm joins some API errors into strings: the message counts too.
-		return status.ReasonForbidden
-	}
-	return fallback
 }

@@ -5,10 +5,12 @@
 // from what it observed and what the step did.
 //
 // Its subpackages hold what needs no controller: plan (the pure planner:
-// facts, plan, checks), status (conditions, phase and reasons from an
-// observation and an outcome) and enqueue (which events reconcile a
-// resource, and when). Steps live one per file; Helm is reached only through
-// the helm package. What the reconciler remembers of a resource between its
+// facts, plan, checks), action (the steps that write a release, one type per
+// step), status (conditions, phase and reasons from an observation and an
+// outcome) and enqueue (which events reconcile a resource, and when). Here
+// stay the wiring and the handlers of the controller, what a reconcile
+// observes, and the upkeep of a deployed release (maintain: readiness, drift,
+// chart tests). What the reconciler remembers of a resource between its
 // reconciles is one entry of memory (memory.go), dropped whole by Forget.
 //
 // It must never import what builds on it: the manager, the command line, the

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rudder-operator/rudder/internal/reconcile/action"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/ssa"
 )
@@ -141,7 +142,7 @@ func (r *Reconciler) repaired(ctx context.Context, o *observation, obj *unstruct
 }
 
 func (r *Reconciler) repairFailed(o *observation, ref string, err error) error {
-	if namespaceTerminating(err) {
+	if action.NamespaceTerminating(err) {
 		return err // no event: the namespace's deletion reaches the resource next
 	}
 	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonDriftRepairFail, "Repair", "Cannot put back %s: %s", ref, err.Error())

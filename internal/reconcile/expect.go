@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
 
@@ -25,13 +26,15 @@ type expectation struct {
 	at       time.Time
 }
 
-// expect records what storage must show for key after the action just run.
-func (m *memory) expect(key types.NamespacedName, exp expectation) {
+// Expect records what storage must show for key after the action that just
+// wrote written: it, or a newer revision, in a Secret other than before.
+func (m *memory) Expect(key types.NamespacedName, written *helm.Release, before types.UID, now time.Time) {
+	exp := expectation{revision: written.Revision, status: written.Status, before: before, at: now}
 	m.update(key, func(e *entry) { e.expect = &exp })
 }
 
-// unexpect drops key's expectation.
-func (m *memory) unexpect(key types.NamespacedName) {
+// Unexpect drops key's expectation.
+func (m *memory) Unexpect(key types.NamespacedName) {
 	m.lookup(key, func(e *entry) { e.expect = nil })
 }
 

@@ -21,8 +21,8 @@ func (m *memory) failure(key types.NamespacedName, want plan.Digests) status.Fai
 	return fl
 }
 
-// recordFailure counts one more failed try for key and want.
-func (m *memory) recordFailure(key types.NamespacedName, want plan.Digests, reason, message string, now time.Time) status.Failure {
+// RecordFailure counts one more failed try for key and want.
+func (m *memory) RecordFailure(key types.NamespacedName, want plan.Digests, reason, message string, now time.Time) status.Failure {
 	var fl status.Failure
 	m.update(key, func(e *entry) {
 		if e.failure == nil || e.failure.Want != want {
@@ -56,7 +56,7 @@ func (m *memory) restoreFailure(key types.NamespacedName, fl status.Failure) {
 	})
 }
 
-// forgetFailure ends key's failures: its digests succeeded.
-func (m *memory) forgetFailure(key types.NamespacedName) {
+// ForgetFailure ends key's failures: its digests succeeded.
+func (m *memory) ForgetFailure(key types.NamespacedName) {
 	m.lookup(key, func(e *entry) { e.failure = nil })
 }

@@ -21,15 +21,15 @@ func TestMemory_ForgetDropsEverything(t *testing.T) {
 	other := types.NamespacedName{Namespace: "ns", Name: "other"}
 	now := time.Now()
 	want := plan.Digests{Values: "v", Chart: "c"}
-	m.expect(key, expectation{revision: 2, at: now})
-	m.recordFailure(key, want, status.ReasonUpgradeFailed, "boom", now)
+	m.Expect(key, &helm.Release{Revision: 2}, "", now)
+	m.RecordFailure(key, want, status.ReasonUpgradeFailed, "boom", now)
 	m.wrote(key, "7", now)
 	m.firstNotice(key, "uid-1")
 	m.setState(key, resourceState{release: "deployed", ready: true})
 	m.testStarted(key, &testRun{uid: "uid-2"})
 	m.testRecorded(key, testedRun{uid: "uid-2", request: "t"})
 	m.setSecrets(key, redact.New("s3cret"))
-	m.rememberWritten(key, &helm.Release{Name: "web", Revision: 2})
+	m.RememberWritten(key, &helm.Release{Name: "web", Revision: 2})
 	m.wrote(other, "1", now)
 
 	if got := m.len(); got != 2 {
@@ -52,8 +52,8 @@ func TestMemory_ForgetDropsEverything(t *testing.T) {
 	m.Forget(key)
 
 	// Clearing a field of a resource memory does not hold creates nothing.
-	m.unexpect(key)
-	m.forgetFailure(key)
+	m.Unexpect(key)
+	m.ForgetFailure(key)
 	m.dropSecrets(key)
 	m.testStopped(key)
 	m.pruneRevisions(key, []storage.Revision{{Number: 1}})

@@ -8,6 +8,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/hook"
+	"github.com/rudder-operator/rudder/internal/reconcile/action"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
@@ -21,12 +22,12 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 	}
 	for _, h := range r.Hooks {
 		res, err := h.Reconcile(ctx, o.Resource, runtime.DeepCopyJSON(o.values))
-		if err == nil || !namespaceTerminating(err) {
+		if err == nil || !action.NamespaceTerminating(err) {
 			hookRuns.WithLabelValues(r.Watch.GVK.Kind, h.Name(), result(err)).Inc()
 		}
 		o.Hooks = append(o.Hooks, status.HookRun{Hook: h, Result: res, Err: err})
 		if err != nil {
-			if namespaceTerminating(err) { // not the hook's failure: Reconcile says why it stops
+			if action.NamespaceTerminating(err) { // not the hook's failure: Reconcile says why it stops
 				ctrl.LoggerFrom(ctx).V(1).Info("Hook stopped: the namespace is being deleted", "hook", h.Name(), "error", err.Error())
 			} else {
 				ctrl.LoggerFrom(ctx).Error(err, "Hook failed", "hook", h.Name())
@@ -60,20 +61,6 @@ func withHookRequeue(res ctrl.Result, o *observation) ctrl.Result {
 		res = requeueWithin(res, run.Result.RequeueAfter)
 	}
 	return res
-}
-
-// finalizeHooks runs the Finalize of every hook of the kind.
-func (r *Reconciler) finalizeHooks(ctx context.Context, o *observation) error {
-	ctx, err := r.hookContext(ctx, o)
-	if err != nil {
-		return err
-	}
-	for _, h := range r.Hooks {
-		if err := h.Finalize(ctx, o.Resource); err != nil {
-			return fmt.Errorf("hook %s: %w", h.Name(), err)
-		}
-	}
-	return nil
 }
 
 // hookContext returns ctx carrying the client hooks write with for o's

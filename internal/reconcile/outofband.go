@@ -2,42 +2,14 @@ package reconcile
 
 import (
 	"context"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
 )
-
-// nextRevision is the number Helm gives the next revision of o's release.
-func nextRevision(o *observation) int {
-	if o.Facts.Latest == nil {
-		return 1
-	}
-	return o.Facts.Latest.Number + 1
-}
-
-// mark makes sure rel, just written by rudder, carries its own number as
-// LabelRevision: nextRevision guessed it, and another writer may have
-// stored a revision in between.
-func (r *Reconciler) mark(ctx context.Context, hc *helm.Client, rel *helm.Release) *helm.Release {
-	n := strconv.Itoa(rel.Revision)
-	if rel.Labels[storage.LabelRevision] == n {
-		return rel
-	}
-	marked, err := hc.Label(rel.Name, rel.Revision, map[string]string{storage.LabelRevision: n})
-	if err != nil {
-		// The revision then reads as another client's: at worst one more upgrade.
-		ctrl.LoggerFrom(ctx).Error(err, "Cannot mark a revision as rudder's", "revision", rel.Revision)
-		return rel
-	}
-	return marked
-}
 
 // reportOutOfBand records an event the first time this process sees another
 // Helm client's revision serving a release.

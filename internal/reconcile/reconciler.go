@@ -27,6 +27,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/identity"
+	"github.com/rudder-operator/rudder/internal/reconcile/action"
 	"github.com/rudder-operator/rudder/internal/reconcile/enqueue"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
@@ -90,6 +91,7 @@ type Reconciler struct {
 	watcher     *enqueue.Dependents
 	sources     sourceWatcher
 	memory      memory                  // what is remembered of each resource between reconciles
+	steps       map[plan.Step]step      // the steps that write a release (package action)
 	testsDone   chan event.GenericEvent // the end of each chart test run
 }
 
@@ -146,7 +148,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		defer done()
 	}
 	res, err := r.run(ctx, st, o)
-	if err != nil && namespaceTerminating(err) {
+	if err != nil && action.NamespaceTerminating(err) {
 		// A repair or a hook met the namespace's deletion, which reaches
 		// this resource next: not an error of the release.
 		ctrl.LoggerFrom(ctx).V(1).Info("Step stopped: the namespace is being deleted", "step", st, "error", err.Error())
@@ -171,35 +173,20 @@ func requeueWithin(res ctrl.Result, d time.Duration) ctrl.Result {
 	return res
 }
 
-// run runs step st.
+// run runs step st: one of package action's when it writes the release.
 func (r *Reconciler) run(ctx context.Context, st plan.Step, o *observation) (ctrl.Result, error) {
+	if s, ok := r.steps[st]; ok {
+		return r.runStep(ctx, st, s, o)
+	}
 	switch st {
-	case plan.StepUninstall:
-		return r.uninstall(ctx, o)
-	case plan.StepInstall:
-		return r.install(ctx, o)
-	case plan.StepReinstall:
-		return r.reinstall(ctx, o)
-	case plan.StepUnlock:
-		return r.unlock(ctx, o)
 	case plan.StepBlocked:
 		return ctrl.Result{}, o.Facts.HookErr // the controller's backoff retries the hook
-	case plan.StepUpgrade:
-		return r.upgrade(ctx, o)
 	case plan.StepWait:
 		// Only a wait for storage to catch up has nothing new to say.
 		o.done = !o.Facts.CaughtUp || o.Facts.RetryIn == 0 && (o.Facts.Latest == nil || !plan.IsPending(o.Facts.Latest.Status))
 		return ctrl.Result{RequeueAfter: r.waitFor(o)}, nil
 	case plan.StepNone:
 		return r.maintain(ctx, o)
-	case plan.StepRollback:
-		return r.rollback(ctx, o)
-	case plan.StepRollbackDone:
-		return r.rollbackDone(ctx, o)
-	case plan.StepRemediate:
-		return r.remediate(ctx, o)
-	case plan.StepDropInstall:
-		return r.uninstallFailedInstall(ctx, o)
 	case plan.StepPaused:
 		return ctrl.Result{}, nil // assessed above; the annotation's removal is an event
 	case plan.StepDepend:
@@ -288,6 +275,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("kind %s: watching dependencies: %w", r.Watch.GVK.Kind, err)
 	}
 	r.Recorder = redactingRecorder{EventRecorder: r.Recorder, memory: &r.memory}
+	r.steps = r.newSteps()
 	c, err := b.Build(redactingReconciler{r})
 	if err != nil {
 		return fmt.Errorf("kind %s: building controller: %w", r.Watch.GVK.Kind, err)

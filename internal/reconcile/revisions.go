@@ -41,9 +41,9 @@ type decoded struct {
 // (the deployed one, and the newest when it failed); revisions read for
 // history keep only their summary.
 
-// rememberWritten keeps rel, just written for key, to answer the first read
+// RememberWritten keeps rel, just written for key, to answer the first read
 // of its revision: what Helm just encoded need not be read back.
-func (m *memory) rememberWritten(key types.NamespacedName, rel *helm.Release) {
+func (m *memory) RememberWritten(key types.NamespacedName, rel *helm.Release) {
 	m.update(key, func(e *entry) { e.written = rel })
 }
 

@@ -29,7 +29,7 @@ spec: {ports: [{port: 80, targetPort: 8080}]}
 // remembered in m so that a read needs no storage, and its storage record.
 func written(m *memory, key types.NamespacedName, n int, status string) storage.Revision {
 	labels := map[string]string{storage.LabelHolder: "me", storage.LabelRevision: "mark"}
-	m.rememberWritten(key, &helm.Release{Name: key.Name, Namespace: key.Namespace, Revision: n, Status: status, Labels: labels, Manifest: twoObjects})
+	m.RememberWritten(key, &helm.Release{Name: key.Name, Namespace: key.Namespace, Revision: n, Status: status, Labels: labels, Manifest: twoObjects})
 	return storage.Revision{Number: n, Status: status, Labels: labels, UID: types.UID(status + string(rune('0'+n)))}
 }
 

@@ -141,9 +141,9 @@ func (r *Reconciler) recordTest(ctx context.Context, o *observation, run testRun
 	switch {
 	case plan.FailedTests(res.Passed, r.Watch.Test) && plan.DeploysWanted(o.Facts):
 		o.Facts.TestFailed = true
-		o.Failure = r.memory.recordFailure(o.key, o.Facts.Want, status.ReasonTestFailed, msg, r.now())
+		o.Failure = r.memory.RecordFailure(o.key, o.Facts.Want, status.ReasonTestFailed, msg, r.now())
 	case res.Passed && o.Failure.Reason == status.ReasonTestFailed:
-		r.memory.forgetFailure(o.key)
+		r.memory.ForgetFailure(o.key)
 		o.Failure = status.Failure{}
 	}
 	if res.Passed {

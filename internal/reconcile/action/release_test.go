@@ -1,0 +1,78 @@
+package action
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile/plan"
+	"github.com/rudder-operator/rudder/internal/reconcile/status"
+	"github.com/rudder-operator/rudder/internal/storage"
+)
+
+func TestFailureReason(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "deployments"}, "web", errors.New("no"))
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"not signed", fmt.Errorf("rollback: %w", helm.ErrNotSigned), status.ReasonRevisionNotSigned},
+		{"outside the namespace", fmt.Errorf("render: %w", helm.ErrOutsideNamespace), status.ReasonOutsideNamespace},
+		{"cluster-scoped", fmt.Errorf("render: %w", helm.ErrClusterScopedNotAllowed), status.ReasonClusterScopedNotAllowed},
+		{"forbidden", forbidden, status.ReasonForbidden},
+		{"forbidden, joined into a string by Helm", errors.New(`create: deployments.apps "web" is forbidden: User "system:serviceaccount:ns:sa" cannot create`), status.ReasonForbidden},
+		{"anything else", errors.New("timed out"), status.ReasonUpgradeFailed},
+	}
+	for _, tt := range tests {
+		if got := FailureReason(tt.err, status.ReasonUpgradeFailed); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestNamespaceTerminating(t *testing.T) {
+	byCause := &apierrors.StatusError{ErrStatus: metav1.Status{Details: &metav1.StatusDetails{
+		Causes: []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}}}}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"the status cause", byCause, true},
+		{"Helm's joined message", errors.New(`create: namespaces "t" is forbidden: unable to create new content in namespace t because it is being terminated`), true},
+		{"another error", errors.New("timed out"), false},
+	}
+	for _, tt := range tests {
+		if got := NamespaceTerminating(tt.err); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// The labels of a new revision name its digests, its holder and its number,
+// and clear what must not pass from the revision before it.
+func TestLabels(t *testing.T) {
+	now := time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC)
+	w := Writer{Holder: "rudder-a", Clock: clocktesting.NewFakePassiveClock(now)}
+	want := plan.Digests{Values: "v", Chart: "c"}
+	first := &Release{Observation: &status.Observation{Facts: plan.Facts{Want: want}}}
+	got := labels(w, first, nil)
+	if got[storage.LabelRevision] != "1" || got[storage.LabelHolder] != "rudder-a" || got[storage.LabelValuesDigest] != "v" ||
+		got[storage.LabelChartDigest] != "c" || got[storage.LabelWrittenAt] != fmt.Sprint(now.Unix()) {
+		t.Errorf("first revision's labels: %v", got)
+	}
+	next := &Release{Observation: &status.Observation{Facts: plan.Facts{Want: want, Latest: &storage.Revision{Number: 4}}}}
+	got = labels(w, next, []string{storage.LabelRollbackTo})
+	if got[storage.LabelRevision] != "5" || got[storage.LabelRollbackTo] != "null" {
+		t.Errorf("labels after revision 4, clearing %s: %v", storage.LabelRollbackTo, got)
+	}
+}
