@@ -27,14 +27,6 @@ var (
 		Help:    "Time a Helm action on a release took, by kind, action (install, upgrade, rollback, uninstall) and result (success, failure); its _count counts the actions.",
 		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 	}, []string{"kind", "action", "result"})
-	driftRepairs = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "rudder_drift_repairs_total",
-		Help: "Objects of a release put back to the deployed revision after someone changed them, by kind and the object's kind.",
-	}, []string{"kind", "object_kind"})
-	driftComparisons = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "rudder_drift_comparisons_total",
-		Help: "Server-side dry-run applies of a release's objects, made to compare them with the live ones (drift detection); they store nothing. By kind.",
-	}, []string{"kind"})
 	hookRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rudder_hook_runs_total",
 		Help: "Runs of a kind's Go hooks, by kind, hook and result (success, failure).",
@@ -42,7 +34,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(reconcileSeconds, helmSeconds, driftRepairs, driftComparisons, hookRuns)
+	metrics.Registry.MustRegister(reconcileSeconds, helmSeconds, hookRuns)
 }
 
 // result names an error's outcome as the metrics' result label.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/identity"
+	"github.com/rudder-operator/rudder/internal/reconcile/assess"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
@@ -28,8 +29,8 @@ type observation struct {
 	// came from a Secret: values, with the Secret's part replaced by its
 	// identity and version. Nil: the digest is of values.
 	digested map[string]any
-	seen     []seenObject // what assess last found of each object of Deployed
-	done     bool         // the step leaves no status to write
+	seen     []assess.Seen // what assess last found of each object of Deployed
+	done     bool          // the step leaves no status to write
 }
 
 func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured) (*observation, error) {

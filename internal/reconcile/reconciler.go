@@ -28,6 +28,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/identity"
 	"github.com/rudder-operator/rudder/internal/reconcile/action"
+	"github.com/rudder-operator/rudder/internal/reconcile/assess"
 	"github.com/rudder-operator/rudder/internal/reconcile/enqueue"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
@@ -92,6 +93,7 @@ type Reconciler struct {
 	sources     sourceWatcher
 	memory      memory                  // what is remembered of each resource between reconciles
 	steps       map[plan.Step]step      // the steps that write a release (package action)
+	assessor    assess.Assessor         // the deployed revisions' live objects: readiness, drift
 	testsDone   chan event.GenericEvent // the end of each chart test run
 }
 
@@ -276,6 +278,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.Recorder = redactingRecorder{EventRecorder: r.Recorder, memory: &r.memory}
 	r.steps = r.newSteps()
+	r.assessor = assess.Assessor{Kind: r.Watch.GVK.Kind, Drift: r.Watch.Drift, Cache: r.Dependents, APIReader: r.APIReader,
+		Client: r.Client, Impersonator: r.Impersonator, Events: r.Recorder}
 	c, err := b.Build(redactingReconciler{r})
 	if err != nil {
 		return fmt.Errorf("kind %s: building controller: %w", r.Watch.GVK.Kind, err)

@@ -11,19 +11,10 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/owner"
+	"github.com/rudder-operator/rudder/internal/reconcile/assess"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
 )
-
-// seenAt returns what assess last found of object i of a revision, from
-// seen, what memory keeps of the revision's objects (shared by every get of
-// the revision).
-func seenAt(seen []seenObject, i int) *seenObject {
-	if i < len(seen) {
-		return &seen[i]
-	}
-	return &seenObject{}
-}
 
 // decoded is a revision as the cache keeps it: its objects as one JSON
 // array deflated to about a third (deflate), where the JSON is itself a
@@ -32,7 +23,7 @@ func seenAt(seen []seenObject, i int) *seenObject {
 type decoded struct {
 	*helm.Release
 	objects []byte
-	seen    []seenObject
+	seen    []assess.Seen
 }
 
 // Memory decodes each stored revision once: a revision's Secret is written
@@ -91,7 +82,7 @@ func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName,
 
 // revision returns the decoded revision rev of key's release, reading it
 // from storage on first use, and what assess last found of its objects.
-func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release types.NamespacedName, rev storage.Revision) (*status.Revision, []seenObject, error) {
+func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release types.NamespacedName, rev storage.Revision) (*status.Revision, []assess.Seen, error) {
 	var d decoded
 	var ok bool
 	var rel *helm.Release
@@ -122,7 +113,7 @@ func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release t
 	}
 	kept := *rel
 	kept.Manifest = "" // kept as objects: one copy, not two
-	d = decoded{Release: &kept, seen: make([]seenObject, len(objs))}
+	d = decoded{Release: &kept, seen: make([]assess.Seen, len(objs))}
 	if d.objects, err = encodeObjects(objs); err != nil {
 		return nil, nil, err
 	}
@@ -130,7 +121,7 @@ func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release t
 	return &status.Revision{Release: &kept, Objects: objs}, d.seen, nil
 }
 
-func (d decoded) revision() (*status.Revision, []seenObject, error) {
+func (d decoded) revision() (*status.Revision, []assess.Seen, error) {
 	objs, err := decodeObjects(d.objects)
 	if err != nil {
 		return nil, nil, fmt.Errorf("revision %d: %w", d.Revision, err)

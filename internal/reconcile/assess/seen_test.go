@@ -1,4 +1,4 @@
-package reconcile
+package assess
 
 import (
 	"testing"
@@ -73,7 +73,7 @@ func TestPointOf(t *testing.T) {
 }
 
 func TestSeenObject_StatusIsComputedAgainOnlyWhenTheObjectChanged(t *testing.T) {
-	var seen seenObject
+	var seen Seen
 	live := liveDeployment(1, "10", nil)
 	got, err := seen.statusFor(live, deploymentGVK)
 	if err != nil {
@@ -99,7 +99,7 @@ func TestSeenObject_StatusIsComputedAgainOnlyWhenTheObjectChanged(t *testing.T) 
 }
 
 func TestSeenObject_DriftAtOnlyForTheObjectAndPointCompared(t *testing.T) {
-	var seen seenObject
+	var seen Seen
 	live := liveDeployment(3, "10", nil)
 	at := syncPoint{generation: 3}
 	if _, ok := seen.driftAt(live, at); ok {

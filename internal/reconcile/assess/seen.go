@@ -1,4 +1,4 @@
-package reconcile
+package assess
 
 import (
 	"hash/maphash"
@@ -18,7 +18,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
-// seenObject is what assess last found of one object of a deployed revision,
+// Seen is what Assess last found of one object of a deployed revision,
 // so that a live object that has not changed since is not converted,
 // compared and assessed again. Under pod churn, each reconcile of a release
 // reads its Service unchanged and a Deployment of which only the status
@@ -28,7 +28,7 @@ import (
 // A revision's seen objects are kept with its decoded objects, one per object
 // in manifest order, and only the reconciles of its release use them: a
 // controller never runs two reconciles of one resource at once.
-type seenObject struct {
+type Seen struct {
 	uid     types.UID
 	version string              // the resourceVersion status is of
 	status  status.ObjectStatus // of the live object at version
@@ -115,7 +115,7 @@ func metaDigest(obj metav1.Object) uint64 {
 
 // driftAt returns the fields the last comparison of this object with the
 // revision found differing, if that comparison holds for live at point at.
-func (s *seenObject) driftAt(live client.Object, at syncPoint) ([]string, bool) {
+func (s *Seen) driftAt(live client.Object, at syncPoint) ([]string, bool) {
 	if !s.compared || s.uid != live.GetUID() || s.comparedAt != at {
 		return nil, false
 	}
@@ -124,7 +124,7 @@ func (s *seenObject) driftAt(live client.Object, at syncPoint) ([]string, bool) 
 
 // statusFor returns the status of live, computed again only when live
 // changed since it was last computed.
-func (s *seenObject) statusFor(live client.Object, gvk schema.GroupVersionKind) (status.ObjectStatus, error) {
+func (s *Seen) statusFor(live client.Object, gvk schema.GroupVersionKind) (status.ObjectStatus, error) {
 	if s.uid == live.GetUID() && s.version == live.GetResourceVersion() {
 		return s.status, nil
 	}
@@ -138,22 +138,22 @@ func (s *seenObject) statusFor(live client.Object, gvk schema.GroupVersionKind) 
 
 // record keeps status as that of live; a comparison made at another state of
 // another object no longer holds.
-func (s *seenObject) record(live client.Object, status status.ObjectStatus) {
+func (s *Seen) record(live client.Object, status status.ObjectStatus) {
 	s.forObject(live)
 	s.version, s.status = live.GetResourceVersion(), status
 }
 
 // recordDrift keeps the fields a comparison of live at point at found
 // differing from the revision.
-func (s *seenObject) recordDrift(live client.Object, at syncPoint, fields []string) {
+func (s *Seen) recordDrift(live client.Object, at syncPoint, fields []string) {
 	s.forObject(live)
 	s.compared, s.comparedAt, s.drift = true, at, fields
 }
 
 // forObject forgets what was seen of an earlier object of live's name.
-func (s *seenObject) forObject(live client.Object) {
+func (s *Seen) forObject(live client.Object) {
 	if s.uid != live.GetUID() {
-		*s = seenObject{uid: live.GetUID()}
+		*s = Seen{uid: live.GetUID()}
 	}
 }
 

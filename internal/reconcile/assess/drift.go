@@ -1,4 +1,4 @@
-package reconcile
+package assess
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,7 +32,7 @@ import (
 // run's result, rather than the whole result, keeps what admission would add
 // now (a policy created after the object) from counting as drift. The dry run
 // is asked only when the live object changed since the last comparison
-// (seenObject): a resync of unchanged objects makes no request.
+// (Seen): a resync of unchanged objects makes no request.
 
 // driftCheck is what a comparison of one object with the deployed revision
 // found.
@@ -45,8 +44,8 @@ type driftCheck struct {
 }
 
 // config returns what rudder applies of want.
-func (r *Reconciler) config(want *unstructured.Unstructured) *unstructured.Unstructured {
-	return ssa.Config(want, r.Watch.Drift.Ignored(want.GetKind(), want.GetName()))
+func (a Assessor) config(want *unstructured.Unstructured) *unstructured.Unstructured {
+	return ssa.Config(want, a.Drift.Ignored(want.GetKind(), want.GetName()))
 }
 
 // compare returns the fields of want, as rudder applies it, that live does
@@ -55,13 +54,13 @@ func (r *Reconciler) config(want *unstructured.Unstructured) *unstructured.Unstr
 // read from the API server (nil when gone). An object the API server cannot
 // apply (a chart's list with a duplicate key, which an update accepts) is
 // logged and counted as matching.
-func (r *Reconciler) compare(ctx context.Context, o *observation, want, live *unstructured.Unstructured) ([]string, *unstructured.Unstructured, error) {
-	writer, err := r.actingClient(o)
+func (a Assessor) compare(ctx context.Context, t *Target, want, live *unstructured.Unstructured) ([]string, *unstructured.Unstructured, error) {
+	writer, err := a.writer(t)
 	if err != nil {
 		return nil, nil, err
 	}
-	driftComparisons.WithLabelValues(r.Watch.GVK.Kind).Inc()
-	applied, err := ssa.Apply(ctx, writer, r.config(want), true)
+	driftComparisons.WithLabelValues(a.Kind).Inc()
+	applied, err := ssa.Apply(ctx, writer, a.config(want), true)
 	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
 		ctrl.LoggerFrom(ctx).Info("Cannot compare object with its revision by server-side apply; drift is not detected for it",
 			"object", want.GetKind()+"/"+want.GetName(), "error", err.Error())
@@ -71,7 +70,7 @@ func (r *Reconciler) compare(ctx context.Context, o *observation, want, live *un
 		return nil, nil, fmt.Errorf("comparing %s/%s with a dry run of its revision: %w", want.GetKind(), want.GetName(), err)
 	}
 	if applied.GetResourceVersion() != live.GetResourceVersion() {
-		if live, err = r.read(ctx, r.APIReader, want); live == nil || err != nil {
+		if live, err = a.read(ctx, a.APIReader, want); live == nil || err != nil {
 			return nil, nil, err
 		}
 	}
@@ -84,37 +83,23 @@ func (r *Reconciler) compare(ctx context.Context, o *observation, want, live *un
 
 // putBack applies want again, as the resource's account, and returns the
 // object as it now is. check says what differed, for the event.
-func (r *Reconciler) putBack(ctx context.Context, o *observation, want *unstructured.Unstructured, check driftCheck) (*unstructured.Unstructured, error) {
+func (a Assessor) putBack(ctx context.Context, t *Target, want *unstructured.Unstructured, check driftCheck) (*unstructured.Unstructured, error) {
 	ref := want.GetKind() + "/" + want.GetName()
-	writer, err := r.actingClient(o)
+	writer, err := a.writer(t)
 	if err != nil {
 		return nil, err
 	}
-	live, err := ssa.Apply(ctx, writer, r.config(want), false)
+	live, err := ssa.Apply(ctx, writer, a.config(want), false)
 	if err != nil {
-		return nil, r.repairFailed(o, ref, err)
+		return nil, a.repairFailed(t, ref, err)
 	}
 	switch {
 	case check.missing:
-		r.repaired(ctx, o, want, "deleted", nil)
+		a.repaired(ctx, t, want, "deleted", nil)
 	case live.GetResourceVersion() != check.version:
-		r.repaired(ctx, o, want, "changed", check.fields)
+		a.repaired(ctx, t, want, "changed", check.fields)
 	}
 	return live, nil
-}
-
-// reportDrift records, in warn mode, an event when the objects that differ
-// from the deployed revision are not those the Drifted condition already
-// names. The condition itself is written with the status.
-func (r *Reconciler) reportDrift(o *observation) {
-	if o.Drift == nil || len(*o.Drift) == 0 {
-		return
-	}
-	msg := status.DriftCondition(&o.Observation).Message
-	if prev := status.ConditionOf(o.Resource, status.ConditionDrifted); prev != nil && prev.Status == metav1.ConditionTrue && prev.Message == msg {
-		return
-	}
-	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonDriftDetected, "Compare", "%s", msg)
 }
 
 // driftEntry names an object that differs, and how, in the Drifted
@@ -130,38 +115,38 @@ func driftEntry(want *unstructured.Unstructured, check driftCheck) string {
 // repaired records that obj was put back, naming the fields that differed.
 // The object is the event's related object, so that events about two
 // objects are not merged into one series.
-func (r *Reconciler) repaired(ctx context.Context, o *observation, obj *unstructured.Unstructured, how string, fields []string) {
+func (a Assessor) repaired(ctx context.Context, t *Target, obj *unstructured.Unstructured, how string, fields []string) {
 	ref := obj.GetKind() + "/" + obj.GetName()
 	ctrl.LoggerFrom(ctx).Info("Put back object "+how+" outside Helm", "object", ref, "fields", fields)
-	driftRepairs.WithLabelValues(r.Watch.GVK.Kind, obj.GetKind()).Inc()
+	driftRepairs.WithLabelValues(a.Kind, obj.GetKind()).Inc()
 	msg := fmt.Sprintf("Put back %s, %s outside its release", ref, how)
 	if len(fields) > 0 {
 		msg += ": " + strings.Join(fields, ", ")
 	}
-	r.Recorder.Eventf(o.Resource, obj, corev1.EventTypeNormal, status.ReasonDriftRepaired, "Repair", "%s", msg)
+	a.Events.Eventf(t.Resource, obj, corev1.EventTypeNormal, status.ReasonDriftRepaired, "Repair", "%s", msg)
 }
 
-func (r *Reconciler) repairFailed(o *observation, ref string, err error) error {
+func (a Assessor) repairFailed(t *Target, ref string, err error) error {
 	if action.NamespaceTerminating(err) {
 		return err // no event: the namespace's deletion reaches the resource next
 	}
-	r.Recorder.Eventf(o.Resource, nil, corev1.EventTypeWarning, status.ReasonDriftRepairFail, "Repair", "Cannot put back %s: %s", ref, err.Error())
+	a.Events.Eventf(t.Resource, nil, corev1.EventTypeWarning, status.ReasonDriftRepairFail, "Repair", "Cannot put back %s: %s", ref, err.Error())
 	return fmt.Errorf("putting back %s: %w", ref, err)
 }
 
 // driftOf compares want's live counterpart, cached (nil when the cache has
 // none), with the revision, by what seen holds when cached has not changed
 // since it was last compared.
-func (r *Reconciler) driftOf(ctx context.Context, o *observation, want *unstructured.Unstructured, cached client.Object, seen *seenObject) (driftCheck, error) {
+func (a Assessor) driftOf(ctx context.Context, t *Target, want *unstructured.Unstructured, cached client.Object, seen *Seen) (driftCheck, error) {
 	gvk := want.GroupVersionKind()
 	if cached == nil {
 		// The cache may be behind, or the object may lack the label the
 		// cache selects on (an older rudder wrote it).
-		live, err := r.read(ctx, r.APIReader, want)
+		live, err := a.read(ctx, a.APIReader, want)
 		if err != nil || live == nil {
 			return driftCheck{missing: live == nil}, err
 		}
-		fields, live, err := r.compare(ctx, o, want, live)
+		fields, live, err := a.compare(ctx, t, want, live)
 		if err != nil || live == nil {
 			return driftCheck{missing: err == nil}, err
 		}
@@ -175,7 +160,7 @@ func (r *Reconciler) driftOf(ctx context.Context, o *observation, want *unstruct
 	if err != nil {
 		return driftCheck{}, fmt.Errorf("converting %s %s: %w", gvk.Kind, want.GetName(), err)
 	}
-	fields, now, err := r.compare(ctx, o, want, live)
+	fields, now, err := a.compare(ctx, t, want, live)
 	switch {
 	case err != nil:
 		return driftCheck{}, err
