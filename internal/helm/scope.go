@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/kube"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -193,4 +195,12 @@ func (c confined) skip(info *resource.Info) {
 		kind = info.Mapping.GroupVersionKind.Kind
 	}
 	c.skipped(strings.TrimPrefix(kind+"/"+info.Name, "/"))
+}
+
+// NamespaceTerminating reports whether err is the API server's refusal to
+// create anything in a namespace being deleted. Helm joins some errors into
+// strings, so the message counts as well as the status cause.
+func NamespaceTerminating(err error) bool {
+	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) ||
+		strings.Contains(err.Error(), "because it is being terminated")
 }

@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
-	"github.com/rudder-operator/rudder/internal/reconcile/action"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
@@ -22,12 +22,12 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 	}
 	for _, h := range r.Hooks {
 		res, err := h.Reconcile(ctx, o.Resource, runtime.DeepCopyJSON(o.values))
-		if err == nil || !action.NamespaceTerminating(err) {
+		if err == nil || !helm.NamespaceTerminating(err) {
 			hookRuns.WithLabelValues(r.Watch.GVK.Kind, h.Name(), result(err)).Inc()
 		}
 		o.Hooks = append(o.Hooks, status.HookRun{Hook: h, Result: res, Err: err})
 		if err != nil {
-			if action.NamespaceTerminating(err) { // not the hook's failure: Reconcile says why it stops
+			if helm.NamespaceTerminating(err) { // not the hook's failure: Reconcile says why it stops
 				ctrl.LoggerFrom(ctx).V(1).Info("Hook stopped: the namespace is being deleted", "hook", h.Name(), "error", err.Error())
 			} else {
 				ctrl.LoggerFrom(ctx).Error(err, "Hook failed", "hook", h.Name())

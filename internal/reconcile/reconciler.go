@@ -27,7 +27,6 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/identity"
-	"github.com/rudder-operator/rudder/internal/reconcile/action"
 	"github.com/rudder-operator/rudder/internal/reconcile/assess"
 	"github.com/rudder-operator/rudder/internal/reconcile/enqueue"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
@@ -150,7 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		defer done()
 	}
 	res, err := r.run(ctx, st, o)
-	if err != nil && action.NamespaceTerminating(err) {
+	if err != nil && helm.NamespaceTerminating(err) {
 		// A repair or a hook met the namespace's deletion, which reaches
 		// this resource next: not an error of the release.
 		ctrl.LoggerFrom(ctx).V(1).Info("Step stopped: the namespace is being deleted", "step", st, "error", err.Error())

@@ -119,10 +119,10 @@ func act(ctx context.Context, w Writer, c Chart, rel *Release, a helmAction) (Re
 		written = mark(ctx, rel.Helm, written)
 		w.Memory.RememberWritten(rel.Key, written)
 	}
-	if err == nil || !NamespaceTerminating(err) {
+	if err == nil || !helm.NamespaceTerminating(err) {
 		w.ObserveHelm(strings.ToLower(a.verb), started, err)
 	}
-	if err != nil && NamespaceTerminating(err) {
+	if err != nil && helm.NamespaceTerminating(err) {
 		// Its deletion reaches the custom resource next: nothing failed.
 		log.V(1).Info("Helm "+a.verb+" stopped: the namespace is being deleted", "error", err.Error())
 		return Result{Done: true}, nil

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -120,12 +119,4 @@ func FailureReason(err error, fallback string) string {
 		return status.ReasonForbidden
 	}
 	return fallback
-}
-
-// NamespaceTerminating reports whether err is the API server's refusal to
-// create anything in a namespace being deleted. Helm joins some errors into
-// strings, so the message counts as well as the status cause.
-func NamespaceTerminating(err error) bool {
-	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) ||
-		strings.Contains(err.Error(), "because it is being terminated")
 }

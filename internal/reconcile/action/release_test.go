@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -35,25 +33,6 @@ func TestFailureReason(t *testing.T) {
 	for _, tt := range tests {
 		if got := FailureReason(tt.err, status.ReasonUpgradeFailed); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
-func TestNamespaceTerminating(t *testing.T) {
-	byCause := &apierrors.StatusError{ErrStatus: metav1.Status{Details: &metav1.StatusDetails{
-		Causes: []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}}}}
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"the status cause", byCause, true},
-		{"Helm's joined message", errors.New(`create: namespaces "t" is forbidden: unable to create new content in namespace t because it is being terminated`), true},
-		{"another error", errors.New("timed out"), false},
-	}
-	for _, tt := range tests {
-		if got := NamespaceTerminating(tt.err); got != tt.want {
-			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rudder-operator/rudder/internal/reconcile/action"
+	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/ssa"
 )
@@ -127,7 +127,7 @@ func (a Assessor) repaired(ctx context.Context, t *Target, obj *unstructured.Uns
 }
 
 func (a Assessor) repairFailed(t *Target, ref string, err error) error {
-	if action.NamespaceTerminating(err) {
+	if helm.NamespaceTerminating(err) {
 		return err // no event: the namespace's deletion reaches the resource next
 	}
 	a.Events.Eventf(t.Resource, nil, corev1.EventTypeWarning, status.ReasonDriftRepairFail, "Repair", "Cannot put back %s: %s", ref, err.Error())
