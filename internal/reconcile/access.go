@@ -14,7 +14,7 @@ import (
 func (r *Reconciler) access(o *observation) helm.Access {
 	gk := r.Watch.GVK.GroupKind()
 	return helm.Access{
-		Scope: helm.Scope{Namespace: o.Release.Namespace, ClusterScoped: r.Watch.ClusterScoped},
+		Scope: r.scope(o),
 		User:  o.actor.User(),
 		Owns: func(m metav1.Object) bool {
 			obj, ok := m.(client.Object)
@@ -25,6 +25,12 @@ func (r *Reconciler) access(o *observation) helm.Access {
 			return ok && key == o.key
 		},
 	}
+}
+
+// scope is where o's release's objects may be: the resource's namespace, and
+// the kind's cluster-scoped kinds.
+func (r *Reconciler) scope(o *observation) helm.Scope {
+	return helm.Scope{Namespace: o.Release.Namespace, ClusterScoped: r.Watch.ClusterScoped}
 }
 
 // helmFor returns a Helm client for o's release, acting as access says.

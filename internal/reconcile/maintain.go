@@ -55,7 +55,7 @@ func (r *Reconciler) assess(ctx context.Context, o *observation, repair bool) {
 		return
 	}
 	h, drift := r.assessor.Assess(ctx, assess.Target{
-		Resource: o.Resource, Actor: o.actor, Revision: o.Deployed, Seen: o.seen, Scope: r.access(o).Scope,
+		Resource: o.Resource, Actor: o.actor, Revision: o.Deployed, Seen: o.seen, Scope: r.scope(o),
 	}, repair)
 	o.Health = &h
 	if drift != nil {
