@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile/charttest"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/redact"
@@ -26,8 +27,8 @@ func TestMemory_ForgetDropsEverything(t *testing.T) {
 	m.wrote(key, "7", now)
 	m.firstNotice(key, "uid-1")
 	m.setState(key, resourceState{release: "deployed", ready: true})
-	m.testStarted(key, &testRun{uid: "uid-2"})
-	m.testRecorded(key, testedRun{uid: "uid-2", request: "t"})
+	m.TestStarted(key, &charttest.Run{UID: "uid-2"})
+	m.TestRecorded(key, charttest.Recorded{UID: "uid-2", Request: "t"})
 	m.setSecrets(key, redact.New("s3cret"))
 	m.RememberWritten(key, &helm.Release{Name: "web", Revision: 2})
 	m.wrote(other, "1", now)
@@ -40,10 +41,10 @@ func TestMemory_ForgetDropsEverything(t *testing.T) {
 		t.Fatalf("after Forget: len = %d, want 1", got)
 	}
 	if !m.caughtUp(key, nil, now) || m.failure(key, want).Count != 0 || !m.shows(key, "8") ||
-		!m.firstNotice(key, "uid-1") || m.secretsOf(key) != nil || m.testAnswered(key, "t") {
+		!m.firstNotice(key, "uid-1") || m.secretsOf(key) != nil || m.TestAnswered(key, "t") {
 		t.Error("something of the forgotten resource is still remembered")
 	}
-	if _, ok := m.testRunning(key); ok {
+	if _, ok := m.TestRunning(key); ok {
 		t.Error("the forgotten resource's test run is still remembered")
 	}
 	if _, ok := m.states()[key]; ok {
@@ -55,9 +56,9 @@ func TestMemory_ForgetDropsEverything(t *testing.T) {
 	m.Unexpect(key)
 	m.ForgetFailure(key)
 	m.dropSecrets(key)
-	m.testStopped(key)
+	m.TestStopped(key)
 	m.pruneRevisions(key, []storage.Revision{{Number: 1}})
-	if m.testFinished(key, &testRun{}, helm.TestRun{}, nil) {
+	if m.TestFinished(key, &charttest.Run{}, helm.TestRun{}, nil) {
 		t.Error("a run of a forgotten resource counts as its run")
 	}
 	if got := m.len(); got != 1 {

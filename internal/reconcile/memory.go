@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile/charttest"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/redact"
 )
@@ -23,14 +24,14 @@ type memory struct {
 // entry is what memory keeps of one custom resource and its release. Each
 // field belongs to the file that reads it.
 type entry struct {
-	expect  *expectation     // what storage must show after our last Helm action (expect.go)
-	failure *status.Failure  // the failed tries for one pair of digests (failures.go)
-	write   *write           // our last status write (written.go)
-	noticed types.UID        // the out-of-band revision last reported (outofband.go)
-	state   *resourceState   // the release state and readiness the metrics export (metrics.go)
-	tested  *testedRun       // the last chart test run recorded (test.go)
-	testing *testRun         // the chart test run under way or not yet recorded (test.go)
-	secrets *redact.Redactor // the values this reconcile took from Secrets, kept out of its messages (redact.go)
+	expect  *expectation        // what storage must show after our last Helm action (expect.go)
+	failure *status.Failure     // the failed tries for one pair of digests (failures.go)
+	write   *write              // our last status write (written.go)
+	noticed types.UID           // the out-of-band revision last reported (outofband.go)
+	state   *resourceState      // the release state and readiness the metrics export (metrics.go)
+	tested  *charttest.Recorded // the last chart test run recorded (test.go)
+	testing *charttest.Run      // the chart test run under way or not yet recorded (test.go)
+	secrets *redact.Redactor    // the values this reconcile took from Secrets, kept out of its messages (redact.go)
 
 	// The release's revisions this process decoded or summed up, by storage
 	// Secret, and the one it wrote last, until storage shows it (revisions.go).

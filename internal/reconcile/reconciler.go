@@ -174,7 +174,7 @@ func requeueWithin(res ctrl.Result, d time.Duration) ctrl.Result {
 	return res
 }
 
-// run runs step st: one of package action's when it writes the release.
+// run runs step st: one of package action's when it acts on the release.
 func (r *Reconciler) run(ctx context.Context, st plan.Step, o *observation) (ctrl.Result, error) {
 	if s, ok := r.steps[st]; ok {
 		return r.runStep(ctx, st, s, o)
@@ -186,8 +186,6 @@ func (r *Reconciler) run(ctx context.Context, st plan.Step, o *observation) (ctr
 		// Only a wait for storage to catch up has nothing new to say.
 		o.done = !o.Facts.CaughtUp || o.Facts.RetryIn == 0 && (o.Facts.Latest == nil || !plan.IsPending(o.Facts.Latest.Status))
 		return ctrl.Result{RequeueAfter: r.waitFor(o)}, nil
-	case plan.StepNone:
-		return r.maintain(ctx, o)
 	case plan.StepPaused:
 		return ctrl.Result{}, nil // assessed above; the annotation's removal is an event
 	case plan.StepDepend:
@@ -276,7 +274,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("kind %s: watching dependencies: %w", r.Watch.GVK.Kind, err)
 	}
 	r.Recorder = redactingRecorder{EventRecorder: r.Recorder, memory: &r.memory}
-	r.steps = r.newSteps()
 	r.assessor = assess.Assessor{Kind: r.Watch.GVK.Kind, Drift: r.Watch.Drift, Cache: r.Dependents, APIReader: r.APIReader,
 		Client: r.Client, Impersonator: r.Impersonator, Events: r.Recorder}
 	c, err := b.Build(redactingReconciler{r})
@@ -287,6 +284,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("kind %s: indexing values sources: %w", r.Watch.GVK.Kind, err)
 	}
 	r.watcher = &enqueue.Dependents{Controller: c, Cache: r.Dependents, Scheme: mgr.GetScheme(), Owner: r.Watch.GVK.GroupKind(), Enabled: r.Watch.WatchDependentResources}
+	r.steps = r.newSteps()
 	return nil
 }
 

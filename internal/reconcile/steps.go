@@ -8,16 +8,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rudder-operator/rudder/internal/reconcile/action"
+	"github.com/rudder-operator/rudder/internal/reconcile/charttest"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 )
 
-// step is a step that writes a release: one of package action's.
+// step is a step that acts on a release: one of package action's.
 type step interface {
 	Run(ctx context.Context, rel *action.Release) (action.Result, error)
 }
 
-// newSteps builds the kind's steps that write a release, each with only
-// what it uses.
+// newSteps builds the kind's steps that act on a release (package action),
+// each with only what it uses.
 func (r *Reconciler) newSteps() map[plan.Step]step {
 	var clk clock.PassiveClock = clock.RealClock{}
 	if r.Clock != nil {
@@ -27,6 +28,7 @@ func (r *Reconciler) newSteps() map[plan.Step]step {
 	rem := r.Watch.Remediation
 	chart := action.Chart{Load: r.Watch.LoadChart, MaxHistory: r.Watch.MaxHistory, MaxAttempts: rem.MaxAttempts, Mapper: r.Mapper}
 	install := action.Install{Writer: w, Chart: chart}
+	tests := charttest.Tester{Test: r.Watch.Test, Memory: &r.memory, Events: r.Recorder, Clock: clk, ObserveHelm: r.observeHelm, Ended: r.testEnded}
 	return map[plan.Step]step{
 		plan.StepInstall:      install,
 		plan.StepUpgrade:      action.Upgrade{Writer: w, Chart: chart},
@@ -37,10 +39,12 @@ func (r *Reconciler) newSteps() map[plan.Step]step {
 		plan.StepDropInstall:  action.DropInstall{Writer: w},
 		plan.StepUnlock:       action.Unlock{Holder: r.Holder, Events: r.Recorder},
 		plan.StepUninstall:    action.Uninstall{Writer: w, Hooks: r.Hooks, Client: r.Client, Finalizer: Finalizer},
+		plan.StepNone: action.Maintain{Watcher: r.watcher, Assessor: r.assessor, Tests: tests, Events: r.Recorder, Clock: clk,
+			ReadinessTimeout: rem.ReadinessTimeout, Period: r.Watch.ReconcilePeriod, Watched: r.Watch.WatchDependentResources},
 	}
 }
 
-// runStep runs s, a step that writes o's release, with a Helm client acting
+// runStep runs s, a step that acts on o's release, with a Helm client acting
 // as the account rudder acts as for o's resource.
 func (r *Reconciler) runStep(ctx context.Context, st plan.Step, s step, o *observation) (ctrl.Result, error) {
 	if st == plan.StepUninstall {
@@ -57,7 +61,8 @@ func (r *Reconciler) runStep(ctx context.Context, st plan.Step, s step, o *obser
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res, err := s.Run(ctx, &action.Release{Observation: &o.Observation, Key: o.key, Helm: hc, Values: o.values, Scope: r.scope(o)})
+	res, err := s.Run(ctx, &action.Release{Observation: &o.Observation, Key: o.key, Helm: hc, Values: o.values, Scope: r.scope(o),
+		Actor: o.actor, Seen: o.seen})
 	o.done = res.Done
 	return res.Result, err
 }

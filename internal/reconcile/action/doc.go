@@ -1,5 +1,7 @@
-// Package action holds the steps that write a release: install, upgrade,
-// reinstall, rollback and the end of one, remediation, unlock and uninstall.
+// Package action holds the steps that act on a release: install, upgrade,
+// reinstall, rollback and the end of one, remediation, unlock, uninstall, and
+// the upkeep of a deployed release (maintain: its objects watched, assessed
+// and repaired, its chart tests run).
 // Each step is a type holding only what it uses; the controller (package
 // reconcile) builds them once per kind and runs the one plan picked, on the
 // release it observed (Release), with a Helm client that acts as the

@@ -14,6 +14,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/identity"
+	"github.com/rudder-operator/rudder/internal/reconcile/assess"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
@@ -28,7 +30,9 @@ type Release struct {
 	Key    types.NamespacedName // the custom resource's key
 	Helm   *helm.Client
 	Values map[string]any // the release values (install, upgrade)
-	Scope  helm.Scope     // where the chart's objects may go (install, upgrade)
+	Scope  helm.Scope     // where the chart's objects may go (install, upgrade, maintain)
+	Actor  identity.Actor // whom rudder acts as for the resource (maintain's repairs)
+	Seen   []assess.Seen  // what earlier assessments found of each object of Deployed (maintain)
 }
 
 // Result is what a step asks of the controller once it ran.

@@ -3,6 +3,7 @@ package plan
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -187,4 +188,14 @@ func FailedTests(passed bool, t watches.Test) bool {
 // upgrade.
 func TestsFailed(f Facts, t watches.Test) bool {
 	return DeploysWanted(f) && f.Deployed.Labels[storage.LabelTest] != "" && FailedTests(f.Deployed.Labels[storage.LabelTest] == storage.TestPassed, t)
+}
+
+// ReadinessLeft returns how long a revision deployed at deployed has left to
+// become Ready under the kind's readiness timeout at now; 0 when the kind
+// has no timeout, the time is unknown or the timeout has passed.
+func ReadinessLeft(deployed time.Time, timeout time.Duration, now time.Time) time.Duration {
+	if timeout == 0 || deployed.IsZero() {
+		return 0
+	}
+	return max(0, deployed.Add(timeout).Sub(now))
 }
