@@ -166,9 +166,11 @@ func (a Assessor) driftOf(ctx context.Context, t *Target, want *unstructured.Uns
 		return driftCheck{}, err
 	case now == nil:
 		return driftCheck{missing: true}, nil
-	case now.GetUID() == cached.GetUID() && now.GetResourceVersion() == cached.GetResourceVersion():
-		seen.recordDrift(cached, at, fields)
-		return driftCheck{fields: fields, live: live, version: live.GetResourceVersion()}, nil
+	case now.GetUID() == cached.GetUID():
+		// The comparison holds for the object compared: the cached one, or
+		// the API server's when the cache was behind (a rollout's status),
+		// which the cache shows next.
+		seen.recordDrift(now, pointOf(want, now, gvk.GroupKind()), fields)
 	}
 	return driftCheck{fields: fields, live: now, version: now.GetResourceVersion()}, nil
 }

@@ -39,11 +39,13 @@ type Seen struct {
 }
 
 // syncPoint names the state of a live object that a comparison with the
-// revision holds for. It is the generation and a digest of the labels,
-// annotations, owner references and finalizers for the kinds whose
-// generation the API server bumps at every change of their spec (their
-// status changes under pod churn; the rest of their metadata changes
-// nothing rudder applies); the resourceVersion for every other kind.
+// revision holds for. It is the generation and a digest of the revision's
+// labels and annotations as the object holds them, and of its owner
+// references and finalizers, for the kinds whose generation the API server
+// bumps at every change of their spec (their status changes under pod churn;
+// the rest of their metadata, and the labels and annotations other managers
+// set, such as a Deployment's revision, change nothing rudder applies); the
+// resourceVersion for every other kind.
 type syncPoint struct {
 	generation int64
 	meta       uint64
@@ -76,16 +78,16 @@ func pointOf(want *unstructured.Unstructured, live client.Object, gk schema.Grou
 			return syncPoint{version: live.GetResourceVersion()}
 		}
 	}
-	return syncPoint{generation: live.GetGeneration(), meta: metaDigest(live)}
+	return syncPoint{generation: live.GetGeneration(), meta: metaDigest(meta, live)}
 }
 
 // metaSeed seeds the digests of metadata, which live only in memory.
 var metaSeed = maphash.MakeSeed()
 
-// metaDigest digests the labels, annotations, owner references and
-// finalizers of obj. Map entries are summed, so that their order does not
-// count.
-func metaDigest(obj metav1.Object) uint64 {
+// metaDigest digests the values live holds for the labels and annotations
+// that want, the revision's metadata, sets, and live's owner references and
+// finalizers. Map entries are summed, so that their order does not count.
+func metaDigest(want map[string]any, live metav1.Object) uint64 {
 	var h maphash.Hash
 	h.SetSeed(metaSeed)
 	entry := func(parts ...string) uint64 {
@@ -96,18 +98,21 @@ func metaDigest(obj metav1.Object) uint64 {
 		}
 		return h.Sum64()
 	}
-	var sum uint64
-	for k, v := range obj.GetLabels() {
-		sum += entry("l", k, v)
+	held := func(prefix string, keys any, values map[string]string) uint64 {
+		var sum uint64
+		m, _ := keys.(map[string]any)
+		for k := range m {
+			v, ok := values[k]
+			sum += entry(prefix, k, v, strconv.FormatBool(ok))
+		}
+		return sum
 	}
-	for k, v := range obj.GetAnnotations() {
-		sum += entry("a", k, v)
-	}
-	for i, ref := range obj.GetOwnerReferences() {
+	sum := held("l", want["labels"], live.GetLabels()) + held("a", want["annotations"], live.GetAnnotations())
+	for i, ref := range live.GetOwnerReferences() {
 		sum += entry("o", strconv.Itoa(i), ref.APIVersion, ref.Kind, ref.Name, string(ref.UID),
 			strconv.FormatBool(ptr.Deref(ref.Controller, false)), strconv.FormatBool(ptr.Deref(ref.BlockOwnerDeletion, false)))
 	}
-	for i, f := range obj.GetFinalizers() {
+	for i, f := range live.GetFinalizers() {
 		sum += entry("f", strconv.Itoa(i), f)
 	}
 	return sum

@@ -48,9 +48,16 @@ func TestPointOf(t *testing.T) {
 			live: func(d *appsv1.Deployment) { d.ResourceVersion, d.Status.ReadyReplicas = "11", 2 }},
 		{name: "a spec change is another point", want: want, gk: gk, live: func(d *appsv1.Deployment) { d.Generation = 4 }},
 		{name: "a label changed by hand is another point", want: want, gk: gk, live: func(d *appsv1.Deployment) { d.Labels["app"] = "evil" }},
-		{name: "a label added is another point", want: want, gk: gk, live: func(d *appsv1.Deployment) { d.Labels["extra"] = "x" }},
-		{name: "an annotation is another point", want: want, gk: gk,
-			live: func(d *appsv1.Deployment) { d.Annotations = map[string]string{"a": "b"} }},
+		{name: "a label of the revision removed is another point", want: want, gk: gk, live: func(d *appsv1.Deployment) { delete(d.Labels, "app") }},
+		{name: "an annotation of the revision changed is another point", gk: gk,
+			want: wantDeployment(map[string]any{"name": "web", "annotations": map[string]any{"a": "b"}}),
+			live: func(d *appsv1.Deployment) { d.Annotations = map[string]string{"a": "c"} }},
+		{name: "a label the revision does not set is the same point", want: want, gk: gk, wantSame: true,
+			live: func(d *appsv1.Deployment) { d.Labels["extra"] = "x" }},
+		{name: "an annotation another manager sets is the same point", want: want, gk: gk, wantSame: true,
+			live: func(d *appsv1.Deployment) {
+				d.Annotations = map[string]string{"deployment.kubernetes.io/revision": "2"}
+			}},
 		{name: "an owner reference is another point", want: want, gk: gk, live: func(d *appsv1.Deployment) {
 			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "WebApp", Name: "web", UID: "o1"}}
 		}},
