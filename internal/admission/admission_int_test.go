@@ -29,8 +29,8 @@ import (
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/internal/preview"
-	"github.com/rudder-operator/rudder/internal/testenv"
 	"github.com/rudder-operator/rudder/internal/watches"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 var (

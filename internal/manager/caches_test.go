@@ -26,9 +26,9 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rudder-operator/rudder/internal/owner"
-	"github.com/rudder-operator/rudder/internal/testenv"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 	"github.com/rudder-operator/rudder/internal/watches"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 var webappGVK = schema.GroupVersionKind{Group: "webapp.my.domain", Version: "v1", Kind: "WebApp"}

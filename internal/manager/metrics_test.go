@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rudder-operator/rudder/internal/manager"
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // TestManagerBinary_AuthorizesMetrics runs the manager binary with its

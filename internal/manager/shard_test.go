@@ -20,7 +20,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rudder-operator/rudder/internal/shard"
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // TestShards_SplitTheNamespaces runs two managers, shard 0 and shard 1 of 2,

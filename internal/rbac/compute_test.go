@@ -14,9 +14,9 @@ import (
 
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/manager"
-	"github.com/rudder-operator/rudder/internal/testenv"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 	"github.com/rudder-operator/rudder/internal/watches"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // embedded computes the rules of each embedded kind, as `rudder rbac` does

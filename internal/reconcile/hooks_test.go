@@ -16,7 +16,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // stampHook is the Gadget kind's test hook: it contributes a value and a

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/liveness"
 	"github.com/rudder-operator/rudder/internal/storage"
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // An install holds the process's Lease: the holder a revision names has a

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 var gizmoGVK = schema.GroupVersionKind{Group: "test.rudder.dev", Version: "v1", Kind: "Gizmo"}

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/testenv"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // A value taken from a Secret that the chart's schema or the API server

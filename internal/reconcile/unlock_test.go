@@ -16,7 +16,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/storage"
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // helmStore is Helm's own Secret storage of namespace ns, as the helm CLI

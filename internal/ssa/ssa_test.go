@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/ssa"
-	"github.com/rudder-operator/rudder/internal/testenv"
 	"github.com/rudder-operator/rudder/internal/watches"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // rendered is a Deployment as a chart renders it.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // BenchmarkColumns runs every scenario for the columns of RUDDER_BENCH_COLUMNS

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // TestBenchShort runs the benchmark's scenarios for every column at 20

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // Environment the harness needs; hack/e2e.sh sets both.

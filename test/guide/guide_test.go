@@ -25,7 +25,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/cli"
 	"github.com/rudder-operator/rudder/internal/manager"
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // guideFile is the guide, relative to the repository root.

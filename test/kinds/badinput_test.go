@@ -21,8 +21,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/rudder-operator/rudder"
-	"github.com/rudder-operator/rudder/internal/testenv"
 	"github.com/rudder-operator/rudder/internal/watches"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // failsAt says where a bad input is stopped, and so what a case expects.

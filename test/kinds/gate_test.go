@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rudder-operator/rudder/internal/helm"
-	"github.com/rudder-operator/rudder/internal/testenv"
 	"github.com/rudder-operator/rudder/internal/values"
 	"github.com/rudder-operator/rudder/internal/watches"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // TestCharts_QualityGate is the chart gate `make lint` runs (hack/lint.sh):

@@ -45,7 +45,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/hooks/backup"
 	"github.com/rudder-operator/rudder/internal/hooks/password"
 	"github.com/rudder-operator/rudder/internal/manager"
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // betaPassword is the password of the Secret the test provides for Database

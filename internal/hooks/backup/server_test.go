@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/testenv"
+	"github.com/rudder-operator/rudder/test/testenv"
 )
 
 // pgBin is where the machine's PostgreSQL server and client programs are
