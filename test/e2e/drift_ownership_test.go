@@ -25,8 +25,9 @@ const ownershipPolicy = "test/e2e/testdata/mutating-policy.yaml"
 // Issue 34: drift by field ownership. A MutatingAdmissionPolicy adds a label,
 // an env var and a sidecar to every Deployment of the namespace; 20 WebApps
 // there become Ready with what the policy adds, and rudder repairs nothing,
-// at install or over resyncs: no DriftRepaired event, no field of rudder's
-// manager on any Deployment, no generation bumped. Then, under the default
+// at install or over resyncs: no DriftRepaired event, no object put back and
+// no write over resyncs (the manager's requests, counted from its metrics),
+// no field of rudder's manager on any Deployment, no generation bumped. Then, under the default
 // policy (enabled), replicas taken by another manager (kubectl scale, as an
 // autoscaler) and an env var of the chart's changed by kubectl set env are
 // put back with the field named in the event; an env var kubectl set env
@@ -75,9 +76,20 @@ func TestDrift_FieldOwnership(t *testing.T) {
 		d := policyApplied(t, a)
 		generations[a.name] = d.Generation
 	}
+	installed := quietWrites(t, op)
+	t.Logf("the manager's writes after %d installs: %+v", n, installed)
+	if installed.requests < n {
+		t.Fatalf("the manager's metrics count %v writes for %d installs: rest_client_requests_total is not what countWrites reads", installed.requests, n)
+	}
+	if installed.repairs != 0 {
+		t.Errorf("rudder_drift_repairs_total after 20 installs: %v, want 0", installed.repairs)
+	}
 
 	// Three resyncs and more: nothing written, nothing repaired.
 	time.Sleep(16 * time.Second)
+	if resynced := countWrites(t, op); resynced != installed {
+		t.Errorf("over resyncs of Deployments that only the policy changed, the manager wrote: %+v at install, %+v after; want no write, no repair", installed, resynced)
+	}
 	for _, a := range apps {
 		d := policyApplied(t, a)
 		if d.Generation != generations[a.name] {
@@ -161,4 +173,39 @@ func envOf(d *appsv1.Deployment, c, name string) string {
 		}
 	}
 	return ""
+}
+
+// writes counts what a manager has written, from its metrics: the requests
+// that can write (POST, PUT, PATCH) less the server-side dry runs of drift
+// comparisons, which client-go counts as PATCH requests and store nothing, and
+// the objects it put back. DELETE is left out: a manager deletes the Leases
+// of dead managers, which other tests leave.
+type writes struct{ requests, repairs float64 }
+
+func countWrites(t *testing.T, op *operator) writes {
+	t.Helper()
+	families := scrape(t, op.cur.metricsAddr)
+	var w writes
+	for _, method := range []string{"POST", "PUT", "PATCH"} {
+		w.requests += sumSamples(families["rest_client_requests_total"], map[string]string{"method": method})
+	}
+	w.requests -= sumSamples(families["rudder_drift_comparisons_total"], nil)
+	w.repairs = sumSamples(families["rudder_drift_repairs_total"], nil)
+	return w
+}
+
+// quietWrites waits until op has written nothing for 6 s (the installs' last
+// status writes done) and returns its count then.
+func quietWrites(t *testing.T, op *operator) writes {
+	t.Helper()
+	var w writes
+	eventually(t, "the manager quiet after the installs", func() error {
+		before := countWrites(t, op)
+		time.Sleep(6 * time.Second)
+		if w = countWrites(t, op); w != before {
+			return fmt.Errorf("writes %+v, 6 s earlier %+v", w, before)
+		}
+		return nil
+	})
+	return w
 }

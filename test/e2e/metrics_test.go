@@ -200,23 +200,37 @@ func kubeconfigToken(t *testing.T) string {
 
 // findSample returns the sample of f whose labels include labels.
 func findSample(f *dto.MetricFamily, labels map[string]string) *dto.Metric {
-	if f == nil {
-		return nil
-	}
-next:
 	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
+		if hasLabels(m, labels) {
+			return m
 		}
-		for k, v := range labels {
-			if have[k] != v {
-				continue next
-			}
-		}
-		return m
 	}
 	return nil
+}
+
+// sumSamples sums the values of f's samples whose labels include labels.
+func sumSamples(f *dto.MetricFamily, labels map[string]string) float64 {
+	var sum float64
+	for _, m := range f.GetMetric() {
+		if hasLabels(m, labels) {
+			sum += sampleValue(m)
+		}
+	}
+	return sum
+}
+
+// hasLabels reports whether m's labels include labels.
+func hasLabels(m *dto.Metric, labels map[string]string) bool {
+	have := map[string]string{}
+	for _, l := range m.GetLabel() {
+		have[l.GetName()] = l.GetValue()
+	}
+	for k, v := range labels {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // sampleValue is a gauge's or counter's value, or a histogram's count.
