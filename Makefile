@@ -126,7 +126,12 @@ run: manager ## Run rudder in the foreground (starts a local cluster when KUBECO
 	hack/run.sh
 
 .PHONY: test
-test: tools-test test-unit test-fuzz test-e2e ## Run every test: unit, integration (envtest), a short fuzzing of each target, end-to-end (local cluster).
+test: ## Run every test: unit, integration (envtest), a short fuzzing of each target, end-to-end (local cluster); installs the system packages it needs first, and ends with each phase's and package's duration (hack/test.sh).
+	hack/test.sh
+
+.PHONY: packages
+packages: ## Install the system packages the build and tests need when missing (apt-get, as root on Debian), else name the command to run (hack/packages.sh).
+	hack/packages.sh ensure
 
 .PHONY: test-unit
 test-unit: ## Run unit and integration tests (envtest on the binaries in bin/), and the monitoring config's check (its own module).
