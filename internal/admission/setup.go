@@ -164,7 +164,8 @@ func (o Options) Setup(mgr ctrl.Manager, served manager.Served) error {
 	if err := mgr.Add(certs); err != nil {
 		return err
 	}
-	p, err := preview.New(preview.Options{Config: served.Config, Watches: served.Watches, DefaultServiceAccount: served.DefaultServiceAccount})
+	p, err := preview.New(preview.Options{Config: served.Config, Watches: served.Watches, DefaultServiceAccount: served.DefaultServiceAccount,
+		Signatures: served.Signatures})
 	if err != nil {
 		return fmt.Errorf("preparing the webhook's previews: %w", err)
 	}

@@ -61,7 +61,7 @@ func (c *conn) history(obj *unstructured.Unstructured) ([]*helm.Release, error) 
 	if r, found, _ := unstructured.NestedString(obj.Object, "status", "release", "name"); found && r != "" {
 		release = r
 	}
-	return c.helm.History(obj.GetNamespace(), release)
+	return c.helm.History(obj.GetNamespace(), release, obj.GetUID())
 }
 
 // revision is a row of the history as data, with helm history's field names.

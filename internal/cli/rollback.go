@@ -116,7 +116,7 @@ func (c *conn) rollback(ctx context.Context, out io.Writer, obj *unstructured.Un
 // deployed, and the resource's status shows it as Released. It returns the
 // Released condition's message then.
 func (c *conn) rolledBack(ctx context.Context, obj *unstructured.Unstructured, release string, newest, to int) (string, bool, error) {
-	revs, err := c.helm.History(obj.GetNamespace(), release)
+	revs, err := c.helm.History(obj.GetNamespace(), release, obj.GetUID())
 	if err != nil {
 		return "", false, err
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/signature"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
 
@@ -35,7 +36,7 @@ func BenchmarkClient(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := helm.NewGetter(cfg, mapper, logr.Discard(), helm.WithSigningKey([]byte("bench key")))
+	g, err := helm.NewGetter(cfg, mapper, logr.Discard(), helm.WithSigningKey(signature.NewKey([]byte("bench key"))))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -99,13 +100,13 @@ func upgrade(b *testing.B, g *helm.Getter, client func() *helm.Client, spec func
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := g.Revision(ns, rel.Name, rel.Revision); err != nil {
+		if _, err := g.Revision(ns, rel.Name, rel.Revision, ""); err != nil {
 			b.Fatal(err)
 		}
 		n++
 	}
 	b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
-	revs, err := g.History(ns, "webapp-front")
+	revs, err := g.History(ns, "webapp-front", "")
 	if err != nil || len(revs) != 10 {
 		b.Fatalf("history after the upgrades: %d revisions, %v; want 10", len(revs), err)
 	}

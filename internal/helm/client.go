@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,12 +18,16 @@ import (
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/rudder-operator/rudder/internal/signature"
 )
 
 // ErrReleaseNotFound is returned by Revision for a revision that is not stored.
@@ -40,7 +45,7 @@ type Getter struct {
 	meta      metadata.Interface
 	caps      *capabilities
 	schemas   *schemas
-	signer    *signer
+	key       *signature.Key
 	log       logr.Logger
 }
 
@@ -48,12 +53,12 @@ type Getter struct {
 type GetterOption func(*Getter)
 
 // WithSigningKey has the Getter sign every revision it writes with key
-// (LabelSignature) and tell which stored revisions are signed
-// (Release.Signed). Without it, nothing is signed and every revision counts
-// as signed: what a program that has no key of its own, such as the command
-// line's history, needs.
-func WithSigningKey(key []byte) GetterOption {
-	return func(g *Getter) { g.signer = &signer{key: key} }
+// (package signature) and trust only the stored revisions signed for the
+// resource of each Access (Release.Signed). Without it, nothing is signed and
+// every revision counts as signed: what a program that has no key of its
+// own, such as the command line's history, needs.
+func WithSigningKey(key *signature.Key) GetterOption {
+	return func(g *Getter) { g.key = key }
 }
 
 // NewGetter returns a Getter that talks to the cluster of cfg, resolving kinds
@@ -89,11 +94,20 @@ type Access struct {
 	// deleting, tests. Release storage is read and written with the
 	// Getter's own identity. Empty: the Getter's own identity throughout.
 	User string
+	// Resource is the UID of the custom resource the release serves. Only
+	// the revisions signed for it are evidence: the Client's actions see no
+	// other (trusted).
+	Resource types.UID
 	// Owns tells the objects that belong to the release's custom resource:
 	// an upgrade or rollback deletes an object the revision before listed
 	// only when it does, and so does the uninstall of a revision rudder did
-	// not write. Nil: every object.
+	// not write; an object that is there is changed only when it does or
+	// the revision before listed it. Nil: every object.
 	Owns func(metav1.Object) bool
+	// HandOver is the annotation, "key=value", that hands an object to the
+	// resource (Owns then claims it): named in the refusal of an object the
+	// resource does not own, for whoever may edit that object.
+	HandOver string
 }
 
 // For returns a Client for the releases stored in a.Scope.Namespace, acting
@@ -114,42 +128,46 @@ func (g *Getter) For(a Access) (*Client, error) {
 	}
 	kc := kube.New(rcg)
 	kc.Log, kc.Namespace = debug, ns
+	trust := newTrusted(g.driver(ns, debug), g.key, a.Resource)
 	cfg := &action.Configuration{
 		RESTClientGetter: rcg,
-		KubeClient:       confined{Client: kc, scope: a.Scope, owns: a.Owns},
-		Releases:         g.store(ns, debug),
+		KubeClient:       confined{Client: kc, scope: a.Scope, owns: a.Owns, handOver: a.HandOver, signed: trust.signedManifest, built: &builtFromSigned{}},
+		Releases:         storage.Init(&historyMemo{Driver: trust}),
 		Capabilities:     caps,
 		Log:              debug,
 		HookOutputFunc:   func(_, _, _ string) io.Writer { return io.Discard },
 	}
-	return &Client{cfg: cfg, namespace: ns, schemas: g.schemas, signer: g.signer, secrets: g.clientset.CoreV1().Secrets(ns)}, nil
+	return &Client{cfg: cfg, namespace: ns, schemas: g.schemas, key: g.key, resource: a.Resource, trust: trust, secrets: g.clientset.CoreV1().Secrets(ns)}, nil
 }
 
-// store returns Helm's Secret storage of namespace ns on the shared clients,
-// which lists a release's history once per Helm action (historyMemo) and
-// signs the revisions it creates.
-func (g *Getter) store(ns string, log func(string, ...any)) *storage.Storage {
+// driver returns Helm's Secrets storage driver of namespace ns on the shared
+// clients.
+func (g *Getter) driver(ns string, log func(string, ...any)) secretsDriver {
 	d := newSecretsDriver(g.clientset.CoreV1().Secrets(ns), g.meta.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(ns))
 	if log != nil {
 		d.Log = log
 	}
-	return storage.Init(&historyMemo{Driver: signing{Driver: d, signer: g.signer}})
+	return d
 }
 
-// Client runs Helm actions on the releases of one namespace.
+// Client runs Helm actions on the releases of one namespace, for one custom
+// resource.
 type Client struct {
 	cfg       *action.Configuration
 	namespace string
 	schemas   *schemas
-	signer    *signer
+	key       *signature.Key
+	resource  types.UID
+	trust     *trusted                     // the storage driver of its actions
 	secrets   corev1client.SecretInterface // release storage, read as rudder
 }
 
-// fromHelm is r as rudder reads it, with whether it is signed.
-func (s *signer) fromHelm(r *release.Release) *Release {
+// release is r as rudder reads it, with whether it is signed for the
+// Client's resource.
+func (c *Client) release(r *release.Release) *Release {
 	out := fromHelm(r)
 	if out != nil {
-		out.Signed = s.verify(r)
+		out.Signed = verdict(c.key, c.resource, r)
 	}
 	return out
 }
@@ -205,7 +223,7 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 		defer restore()
 	}
 	rel, err := in.RunWithContext(ctx, s.Chart, s.Values)
-	return c.signer.fromHelm(c.stored(rel, err)), err
+	return c.release(c.stored(rel, err)), err
 }
 
 // wrapDriver has the Client's storage go through wrap's driver until the
@@ -248,7 +266,7 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
 	defer restore()
 	rel, err := up.RunWithContext(ctx, s.Name, s.Chart, s.Values)
-	return c.signer.fromHelm(c.stored(rel, err)), err
+	return c.release(c.stored(rel, err)), err
 }
 
 // Uninstall deletes a release's objects and its whole history, decoding only
@@ -257,43 +275,75 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 // in the same write that marks it uninstalling, so that a process killed
 // before the history is gone leaves a revision that says whose it was.
 //
-// When the newest revision is one rudder did not write (not Signed), its
-// manifest is not trusted: its hooks do not run, and of the objects it lists
-// only those the custom resource owns (Access.Owns) are deleted. A storage
-// Secret that does not decode is left as it is, and a release none of whose
-// revisions decodes has nothing to uninstall. left is called with each object
-// and storage Secret left behind.
+// Helm's uninstall sees only the revisions signed for the resource (trusted).
+// Of a newer revision written by someone else (not Signed), the manifest is
+// not trusted: its hooks do not run, and of the objects it lists only those
+// the custom resource owns (Access.Owns) are deleted; then its storage Secret
+// is. A storage Secret that does not decode is left as it is. left is called
+// with each object and storage Secret left behind.
 func (c *Client) Uninstall(name string, labels map[string]string, left func(ref string)) error {
-	undecodable, err := c.undecodable(name)
+	stored, err := c.storedRevisions(name)
 	if err != nil {
 		return fmt.Errorf("uninstalling release %q: %w", name, err)
 	}
-	for _, key := range undecodable {
+	for _, key := range stored.undecodable {
 		left("Secret/" + key + " (a storage Secret that does not decode)")
 	}
-	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
-	defer restore()
-	rels, err := c.cfg.Releases.History(name)
-	if errors.Is(err, driver.ErrReleaseNotFound) || err == nil && len(rels) == 0 {
-		return nil
+	if stored.signed > 0 {
+		if err := c.uninstallSigned(name, labels); err != nil {
+			return fmt.Errorf("uninstalling release %q: %w", name, err)
+		}
 	}
-	if err != nil {
+	if err := c.uninstallForeign(stored, left); err != nil {
 		return fmt.Errorf("uninstalling release %q: %w", name, err)
 	}
-	un := action.NewUninstall(c.cfg)
-	un.IgnoreNotFound = true
-	if newest := newestOf(rels); !c.signer.verify(newest) {
-		kc, _ := c.cfg.KubeClient.(confined)
-		kc.ownedOnly, kc.skipped = true, left
-		c.cfg.KubeClient = kc
-		un.DisableHooks = true
-	}
+	return nil
+}
+
+// uninstallSigned runs Helm's uninstall over the revisions signed for the
+// resource.
+func (c *Client) uninstallSigned(name string, labels map[string]string) error {
+	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
+	defer restore()
 	if len(labels) > 0 {
 		restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return markingUninstall{Driver: d, labels: labels} })
 		defer restore()
 	}
-	if _, err := un.Run(name); err != nil {
-		return fmt.Errorf("uninstalling release %q: %w", name, err)
+	un := action.NewUninstall(c.cfg)
+	un.IgnoreNotFound = true
+	_, err := un.Run(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil
+	}
+	return err
+}
+
+// uninstallForeign deletes, of the newest revision not signed for the
+// resource when it is newer than every signed one, the objects the resource
+// owns, then the storage Secrets of every revision not signed for it.
+func (c *Client) uninstallForeign(stored storedRevisions, left func(ref string)) error {
+	if len(stored.foreign) == 0 {
+		return nil
+	}
+	if newest := stored.foreign[0]; newest.rel.Version > stored.newestSigned {
+		rl, err := c.cfg.KubeClient.Build(bytes.NewBufferString(newest.rel.Manifest), false)
+		if err != nil {
+			left(fmt.Sprintf("the objects of revision %d, which rudder did not write and whose manifest does not build (%v)", newest.rel.Version, err))
+		} else if len(rl) > 0 {
+			kc, _ := c.cfg.KubeClient.(confined)
+			kc.ownedOnly, kc.skipped = true, left
+			if _, errs := kc.Delete(rl); len(errs) > 0 {
+				return errors.Join(errs...)
+			}
+		}
+	}
+	for _, f := range stored.foreign {
+		uid := f.uid
+		err := c.secrets.Delete(context.Background(), f.secret, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+		c.trust.forget(makeKey(f.rel.Name, f.rel.Version))
 	}
 	return nil
 }
@@ -322,11 +372,11 @@ type RollbackOptions struct {
 // manifest is not one rudder rendered. Rollback then fails with ErrNotSigned.
 func (c *Client) Rollback(ctx context.Context, name string, opts RollbackOptions) (*Release, error) {
 	target, err := c.cfg.Releases.Get(name, opts.To)
+	if errors.Is(err, ErrNotSigned) {
+		return nil, fmt.Errorf("rolling release %q back to revision %d: %w: its manifest is applied only by whoever wrote it (helm rollback)", name, opts.To, ErrNotSigned)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading release %q revision %d: %w", name, opts.To, err)
-	}
-	if c.signer != nil && !c.signer.verify(target) {
-		return nil, fmt.Errorf("rolling release %q back to revision %d: %w: its manifest is applied only by whoever wrote it (helm rollback)", name, opts.To, ErrNotSigned)
 	}
 	if len(opts.Pending) > 0 {
 		before := make(map[string]string, len(opts.Pending))
@@ -383,7 +433,7 @@ func (c *Client) relabel(rel *release.Release, labels map[string]string) (*Relea
 	if err := c.cfg.Releases.Update(rel); err != nil {
 		return nil, fmt.Errorf("labeling release %q revision %d: %w", rel.Name, rel.Version, err)
 	}
-	return c.signer.fromHelm(rel), nil
+	return c.release(rel), nil
 }
 
 // withoutNulls returns labels without the ones whose value is "null".
@@ -420,9 +470,10 @@ func (c *Client) Unlock(name string, revision int, description string, drop ...s
 }
 
 // History reads every stored revision of release name in namespace ns,
-// newest first, as `helm history` does.
-func (g *Getter) History(ns, name string) ([]*Release, error) {
-	rels, err := g.store(ns, nil).History(name)
+// newest first, as `helm history` does, each Signed when it was written for
+// the custom resource of UID resource.
+func (g *Getter) History(ns, name string, resource types.UID) ([]*Release, error) {
+	rels, err := storage.Init(g.driver(ns, nil)).History(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) || (err == nil && len(rels) == 0) {
 		return nil, fmt.Errorf("release %q in namespace %q: %w", name, ns, ErrReleaseNotFound)
 	}
@@ -431,23 +482,27 @@ func (g *Getter) History(ns, name string) ([]*Release, error) {
 	}
 	out := make([]*Release, len(rels))
 	for i, r := range rels {
-		out[i] = g.signer.fromHelm(r)
+		out[i] = fromHelm(r)
+		out[i].Signed = verdict(g.key, resource, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Revision > out[j].Revision })
 	return out, nil
 }
 
 // Revision reads one stored revision of release name in namespace ns,
-// manifest included, without building a whole action configuration.
-func (g *Getter) Revision(ns, name string, revision int) (*Release, error) {
-	rel, err := g.store(ns, nil).Get(name, revision)
+// manifest included, without building a whole action configuration; Signed
+// when it was written for the custom resource of UID resource.
+func (g *Getter) Revision(ns, name string, revision int, resource types.UID) (*Release, error) {
+	rel, err := g.driver(ns, nil).Get(makeKey(name, revision))
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, fmt.Errorf("release %q revision %d: %w", name, revision, ErrReleaseNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
 	}
-	return g.signer.fromHelm(rel), nil
+	out := fromHelm(rel)
+	out.Signed = verdict(g.key, resource, rel)
+	return out, nil
 }
 
 // newestOf returns the revision of rels with the highest number.
@@ -461,20 +516,40 @@ func newestOf(rels []*release.Release) *release.Release {
 	return newest
 }
 
-// undecodable returns the names of the storage Secrets of release name that
-// do not decode, which Helm's history leaves out.
-func (c *Client) undecodable(name string) ([]string, error) {
-	list, err := c.secrets.List(context.Background(), metav1.ListOptions{
-		LabelSelector: "owner=helm,name=" + name,
-	})
+// storedRevisions is what the storage Secrets of one release hold.
+type storedRevisions struct {
+	undecodable  []string          // Secrets that do not decode
+	signed       int               // revisions signed for the resource
+	newestSigned int               // the highest number among them
+	foreign      []foreignRevision // the others, newest first
+}
+
+type foreignRevision struct {
+	secret string
+	uid    types.UID
+	rel    *release.Release
+}
+
+// storedRevisions reads and decodes every storage Secret of release name.
+func (c *Client) storedRevisions(name string) (storedRevisions, error) {
+	list, err := c.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
 	if err != nil {
-		return nil, err
+		return storedRevisions{}, err
 	}
-	var out []string
+	var out storedRevisions
 	for i := range list.Items {
-		if _, err := decoded(&list.Items[i]); err != nil {
-			out = append(out, list.Items[i].Name)
+		s := &list.Items[i]
+		rel, err := decoded(s)
+		switch {
+		case err != nil:
+			out.undecodable = append(out.undecodable, s.Name)
+		case verdict(c.key, c.resource, rel):
+			out.signed++
+			out.newestSigned = max(out.newestSigned, rel.Version)
+		default:
+			out.foreign = append(out.foreign, foreignRevision{secret: s.Name, uid: s.UID, rel: rel})
 		}
 	}
+	sort.Slice(out.foreign, func(i, j int) bool { return out.foreign[i].rel.Version > out.foreign[j].rel.Version })
 	return out, nil
 }

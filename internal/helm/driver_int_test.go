@@ -30,6 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/rudder-operator/rudder/test/testenv"
+
+	"github.com/rudder-operator/rudder/internal/signature"
 )
 
 // apiServer is the API server the storage tests of this package share,
@@ -299,20 +301,22 @@ func newGetter(t *testing.T) *Getter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGetter(cfg, mapper, logr.Discard(), WithSigningKey([]byte("0123456789abcdef0123456789abcdef")))
+	g, err := NewGetter(cfg, mapper, logr.Discard(), WithSigningKey(signature.NewKey([]byte("0123456789abcdef0123456789abcdef"))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
 }
 
-// The revisions a Getter with a key writes carry LabelSignature, which the
-// Getter verifies, and which Helm's own driver (the helm CLI) reads back
-// with the rest; a revision the helm CLI then writes anew is not signed.
+// The revisions a Getter with a key writes carry a signature for the
+// resource, which the Getter verifies, and which Helm's own driver (the helm
+// CLI) reads back with the rest; a revision the helm CLI then writes anew is
+// not signed, and neither is one read for another resource.
 func TestGetter_SignsWhatItStores(t *testing.T) {
 	ns := newStorageNamespace(t)
 	g := newGetter(t)
-	c, err := g.For(Access{Scope: Scope{Namespace: ns.name}})
+	const uid = "0b4c7a57-a1a2-4c5e-9f7d-1e2d3c4b5a69"
+	c, err := g.For(Access{Scope: Scope{Namespace: ns.name}, Resource: uid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,20 +336,23 @@ func TestGetter_SignsWhatItStores(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Helm's driver cannot read what rudder stored: %v", err)
 	}
-	if stored.Labels[LabelSignature] == "" || stored.Labels["team"] != "a" || stored.Manifest != rel.Manifest {
+	if stored.Labels[signature.Label] == "" || stored.Labels[signature.LabelResource] != uid || stored.Labels["team"] != "a" || stored.Manifest != rel.Manifest {
 		t.Errorf("Helm read labels %v and a manifest of %d bytes, want the signature, team=a and %d bytes",
 			stored.Labels, len(stored.Manifest), len(rel.Manifest))
 	}
-	read, err := g.Revision(ns.name, "webapp-front", 1)
+	read, err := g.Revision(ns.name, "webapp-front", 1, uid)
 	if err != nil || !read.Signed {
 		t.Errorf("Revision: signed %v, %v; want signed", read != nil && read.Signed, err)
+	}
+	if read, err := g.Revision(ns.name, "webapp-front", 1, "another-uid"); err != nil || read.Signed {
+		t.Errorf("Revision read for another resource of the name: signed %v, %v; want not signed", read != nil && read.Signed, err)
 	}
 	// The helm CLI writes revision 1 with another manifest, keeping its labels.
 	stored.Manifest += "---\n# by hand\n"
 	if err := helms.Update("sh.helm.release.v1.webapp-front.v1", stored); err != nil {
 		t.Fatal(err)
 	}
-	if read, err := g.Revision(ns.name, "webapp-front", 1); err != nil || read.Signed {
+	if read, err := g.Revision(ns.name, "webapp-front", 1, uid); err != nil || read.Signed {
 		t.Errorf("Revision after the helm CLI changed its manifest: signed %v, %v; want not signed", read != nil && read.Signed, err)
 	}
 }

@@ -51,9 +51,7 @@ func (c *Client) DryRun(ctx context.Context, s Spec) (*Release, error) {
 		if err != nil {
 			return nil, err
 		}
-		if last != nil {
-			rel.Version = last.Version + 1 // Helm's replace numbers on from the history
-		}
+		rel.Version = c.trust.next(s.Name) // as Create numbers it
 		return fromHelm(rel), nil
 	}
 	up := action.NewUpgrade(c.cfg)
@@ -78,5 +76,5 @@ func (c *Client) Deployed(name string) (*Release, map[string]any, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading release %q: %w", name, err)
 	}
-	return c.signer.fromHelm(rel), rel.Config, nil
+	return c.release(rel), rel.Config, nil
 }

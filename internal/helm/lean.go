@@ -98,6 +98,20 @@ func (d secretsDriver) QueryLean(labels map[string]string) ([]*release.Release, 
 	return rels, nil
 }
 
+// Newest returns the highest revision number the storage Secrets of release
+// name say they hold, whether they decode or not (versioner).
+func (d secretsDriver) Newest(name string) (int, error) {
+	list, err := d.meta.List(context.Background(), metav1.ListOptions{LabelSelector: kblabels.SelectorFromSet(map[string]string{"owner": "helm", "name": name}).String()})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range list.Items {
+		n = max(n, versionLabel(&list.Items[i]))
+	}
+	return n, nil
+}
+
 // versionLabel is the revision number a storage Secret's version label says,
 // or 0 when it says none.
 func versionLabel(s *metav1.PartialObjectMetadata) int {
@@ -115,7 +129,16 @@ func outline(s *metav1.PartialObjectMetadata, version int) *release.Release {
 		Name:      s.Labels["name"],
 		Namespace: s.Namespace,
 		Version:   version,
-		Info:      &release.Info{Status: release.Status(s.Labels["status"])},
+		Info:      &release.Info{Status: release.Status(s.Labels["status"]), Description: outlined},
 		Labels:    s.Labels,
 	}
+}
+
+// outlined is the description of an outline, which no decoded revision has:
+// a revision is never stored with a NUL in it.
+const outlined = "\x00outline"
+
+// isOutline reports whether r is an outline, not a decoded revision.
+func isOutline(r *release.Release) bool {
+	return r.Info != nil && r.Info.Description == outlined
 }

@@ -1,10 +1,13 @@
 package helm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"helm.sh/helm/v3/pkg/kube"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +26,10 @@ var (
 	// ErrClusterScopedNotAllowed: a cluster-scoped object of a kind the
 	// release may not have (watches.yaml clusterScoped).
 	ErrClusterScopedNotAllowed = errors.New("cluster-scoped object not allowed")
+	// ErrNotOwned: an object the release would change is there, was not
+	// made by rudder for the release's resource (Access.Owns), and no
+	// revision signed for it listed it before.
+	ErrNotOwned = errors.New("object not made by rudder for this resource")
 )
 
 // Scope is where the objects of one release may be: namespaced objects in
@@ -83,7 +90,10 @@ func (s Scope) checkAll(rl kube.ResourceList) error {
 
 // confined is Helm's kube client held to a release's Scope: every create and
 // update of an object outside it fails before anything is sent, and deletes
-// leave such objects alone. It is the one place every Helm action (install,
+// leave such objects alone. An update changes an object that is there only
+// when the revision it updates from, signed for the resource, listed it, or
+// the resource owns it (owns): neither Helm's adoption of an object carrying
+// the release's name nor a rollback takes over another's object. It is the one place every Helm action (install,
 // upgrade, rollback, uninstall, hooks, tests) goes through to change the
 // cluster, so a manifest rudder did not render (a forged or foreign revision)
 // cannot reach past the scope either. An object an upgrade or a rollback
@@ -96,8 +106,14 @@ func (s Scope) checkAll(rl kube.ResourceList) error {
 type confined struct {
 	*kube.Client
 	scope Scope
+	// signed tells the manifests of revisions signed for the resource; the
+	// objects built from one are recorded in built. Nil: none.
+	signed func(manifest string) bool
+	built  *builtFromSigned
 	// owns tells the objects of the custom resource; nil: every object.
 	owns func(metav1.Object) bool
+	// handOver is the annotation that hands an object to the resource.
+	handOver string
 	// ownedOnly has deletes leave every object owns does not claim.
 	ownedOnly bool
 	// skipped, when set, is called with each object left alone.
@@ -113,18 +129,71 @@ func (c confined) Create(rl kube.ResourceList) (*kube.Result, error) {
 	return c.Client.Create(rl)
 }
 
-func (c confined) Update(original, target kube.ResourceList, force bool) (*kube.Result, error) {
-	if err := c.scope.checkAll(target); err != nil {
+// Build builds the objects of manifest as Helm's client does, and records
+// them as built from a signed revision when manifest is one.
+func (c confined) Build(manifest io.Reader, validate bool) (kube.ResourceList, error) {
+	b, err := io.ReadAll(manifest)
+	if err != nil {
 		return nil, err
+	}
+	rl, err := c.Client.Build(bytes.NewReader(b), validate)
+	if err == nil && c.signed != nil && c.signed(string(b)) {
+		c.built.add(rl)
+	}
+	return rl, err
+}
+
+func (c confined) Update(original, target kube.ResourceList, force bool) (*kube.Result, error) {
+	if err := c.check(original, target); err != nil {
+		return &kube.Result{}, err // Helm reads the result of a failed update
 	}
 	return c.Client.Update(c.kept(original, target), target, force)
 }
 
 func (c confined) UpdateThreeWayMerge(original, target kube.ResourceList, force bool) (*kube.Result, error) {
-	if err := c.scope.checkAll(target); err != nil {
-		return nil, err
+	if err := c.check(original, target); err != nil {
+		return &kube.Result{}, err
 	}
 	return c.Client.UpdateThreeWayMerge(c.kept(original, target), target, force)
+}
+
+// check returns the errors of an update from original to target that would
+// reach past the scope or change an object the resource does not own: one
+// that is there and that neither the signed revision before listed (original,
+// as built from that revision's manifest) nor the resource owns. Helm
+// appends the objects it adopts (they carry the release's name) to original:
+// they too must be owned.
+func (c confined) check(original, target kube.ResourceList) error {
+	if err := c.scope.checkAll(target); err != nil {
+		return err
+	}
+	if c.owns == nil {
+		return nil
+	}
+	var errs []error
+	for _, info := range target {
+		if o := original.Get(info); o != nil && c.built.has(o) {
+			continue
+		}
+		live, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", ref(info), err)
+		}
+		if m, err := meta.Accessor(live); err == nil && c.owns(m) {
+			continue
+		}
+		msg := fmt.Sprintf("%s is there and was not made by rudder for this resource (an earlier one of its name, say, or not by rudder at all); "+
+			"rudder neither changes nor deletes it. Delete or rename it", ref(info))
+		if c.handOver != "" && info.Mapping != nil {
+			msg += fmt.Sprintf("; if it is meant for this resource, whoever may edit it can hand it over: kubectl annotate %s %s %s --overwrite",
+				strings.ToLower(info.Mapping.GroupVersionKind.Kind), info.Name, c.handOver)
+		}
+		errs = append(errs, fmt.Errorf("%w: %s", ErrNotOwned, msg))
+	}
+	return errors.Join(errs...)
 }
 
 // Delete and DeleteWithPropagationPolicy delete what deletable keeps of rl.
@@ -175,10 +244,11 @@ func (c confined) owned(info *resource.Info) bool {
 	if c.owns == nil {
 		return true
 	}
-	if err := info.Get(); err != nil {
+	live, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+	if err != nil {
 		return true
 	}
-	m, err := meta.Accessor(info.Object)
+	m, err := meta.Accessor(live)
 	if err != nil || !c.owns(m) {
 		c.skip(info)
 		return false
@@ -187,14 +257,49 @@ func (c confined) owned(info *resource.Info) bool {
 }
 
 func (c confined) skip(info *resource.Info) {
-	if c.skipped == nil {
-		return
+	if c.skipped != nil {
+		c.skipped(ref(info))
 	}
+}
+
+// ref names info's object as "<Kind>/<name>".
+func ref(info *resource.Info) string {
 	kind := ""
 	if info.Mapping != nil {
 		kind = info.Mapping.GroupVersionKind.Kind
 	}
-	c.skipped(strings.TrimPrefix(kind+"/"+info.Name, "/"))
+	return strings.TrimPrefix(kind+"/"+info.Name, "/")
+}
+
+// builtFromSigned records the objects Helm built from the manifest of a
+// revision signed for the resource. Helm builds from one goroutine at a time
+// within an action, but the record outlives it: hence the lock.
+type builtFromSigned struct {
+	mu    sync.Mutex
+	infos map[*resource.Info]bool
+}
+
+func (b *builtFromSigned) add(rl kube.ResourceList) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.infos == nil {
+		b.infos = map[*resource.Info]bool{}
+	}
+	for _, info := range rl {
+		b.infos[info] = true
+	}
+}
+
+func (b *builtFromSigned) has(info *resource.Info) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.infos[info]
 }
 
 // NamespaceTerminating reports whether err is the API server's refusal to

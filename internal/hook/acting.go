@@ -24,3 +24,16 @@ func Acting(ctx context.Context, fallback client.Client) client.Client {
 	}
 	return fallback
 }
+
+// Reading returns the reader of what a resource names for a hook to read (a
+// Secret by name, another resource's claim): the client ctx carries
+// (WithActing), which reads from the API server as the resource's account,
+// else fallback, the hook's own. What the account may not read is refused
+// with the API server's Forbidden: a resource reaches through a hook no
+// further than through its release.
+func Reading(ctx context.Context, fallback client.Reader) client.Reader {
+	if c, ok := ctx.Value(actingKey{}).(client.Client); ok && c != nil {
+		return c
+	}
+	return fallback
+}

@@ -42,6 +42,12 @@ type Result struct {
 	// True (a restore in progress). Other hooks' conditions only inform (the
 	// last backup failed, yet the database serves).
 	BlocksReady bool
+	// BlocksRelease holds back every Helm step (install, upgrade, rollback)
+	// while Condition is not True: the hook found what the release must not
+	// start on, such as another resource's data. The hooks after it do not
+	// run. Unlike an error, it is no failure: nothing is retried with backoff
+	// (set RequeueAfter to look again), and Condition says what to do.
+	BlocksRelease bool
 	// RequeueAfter asks for another reconcile after this long; 0 for none.
 	RequeueAfter time.Duration
 }

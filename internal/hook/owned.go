@@ -2,6 +2,7 @@ package hook
 
 import (
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,9 +19,13 @@ import (
 // resource of the same name to find again, cannot: the garbage collector
 // deletes an object whose owners are gone. It carries AnnotationGeneratedFor
 // instead (GeneratedFor): a record only who may write the object can forge.
+// Both name the resource's UID, not only its name: an object made for an
+// earlier resource of the same name is not the later one's, to change, adopt
+// or delete, until someone who may write the object hands it over.
 const (
 	// AnnotationGeneratedFor marks an object that outlives its resource with
-	// the resource it was made for, "<Kind>/<name>" in the same namespace.
+	// the resource it was made for, "<Kind>/<name>/<uid>" in the same
+	// namespace. rudder wrote "<Kind>/<name>" before it named the UID.
 	AnnotationGeneratedFor = "rudder.dev/generated-for"
 	// ReasonObjectNotOwned is the reason of a hook's condition when an object
 	// it would act on is there under its name but is not the resource's.
@@ -42,12 +47,33 @@ func Controls(obj *unstructured.Unstructured, o metav1.Object) bool {
 
 // GeneratedFor is the value of AnnotationGeneratedFor on an object made for obj.
 func GeneratedFor(obj *unstructured.Unstructured) string {
-	return obj.GetKind() + "/" + obj.GetName()
+	return obj.GetKind() + "/" + obj.GetName() + "/" + string(obj.GetUID())
 }
 
-// IsGeneratedFor reports whether o carries AnnotationGeneratedFor naming obj.
+// IsGeneratedFor reports whether o carries AnnotationGeneratedFor naming obj
+// by UID. An annotation rudder wrote before it named the UID counts when it
+// names obj and o was created no earlier than obj: an earlier resource of
+// the name made its objects before obj existed.
 func IsGeneratedFor(obj *unstructured.Unstructured, o metav1.Object) bool {
-	return o.GetAnnotations()[AnnotationGeneratedFor] == GeneratedFor(obj)
+	switch o.GetAnnotations()[AnnotationGeneratedFor] {
+	case GeneratedFor(obj):
+		return obj.GetUID() != ""
+	case obj.GetKind() + "/" + obj.GetName():
+		return !o.GetCreationTimestamp().Time.Before(obj.GetCreationTimestamp().Time)
+	}
+	return false
+}
+
+// GeneratedForName returns the "<Kind>/<name>" that o's AnnotationGeneratedFor
+// names, whichever life of that name it was made for; "" when it has none.
+func GeneratedForName(o metav1.Object) string {
+	v := o.GetAnnotations()[AnnotationGeneratedFor]
+	kind, rest, ok := strings.Cut(v, "/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return kind + "/" + name
 }
 
 // MadeByRelease reports whether o, an object without AnnotationGeneratedFor
@@ -68,11 +94,12 @@ func MadeByRelease(obj *unstructured.Unstructured, o metav1.Object) bool {
 // that outlives obj (kept), how its owner may hand it to obj; it never says
 // what the object holds.
 func NotOwned(obj *unstructured.Unstructured, kind, name, does string, kept bool) metav1.Condition {
-	msg := fmt.Sprintf("%s %s exists but was not made by rudder for %s %s, so rudder leaves it alone and %s. "+
+	msg := fmt.Sprintf("%s %s exists but was not made by rudder for %s %s (uid %s), so rudder leaves it alone and %s. "+
 		"Delete or rename that %s, or give this %s another name",
-		kind, name, obj.GetKind(), obj.GetName(), does, kind, obj.GetKind())
+		kind, name, obj.GetKind(), obj.GetName(), obj.GetUID(), does, kind, obj.GetKind())
 	if kept {
-		msg += fmt.Sprintf("; if it is meant for this %s, annotate it %s=%s", obj.GetKind(), AnnotationGeneratedFor, GeneratedFor(obj))
+		msg += fmt.Sprintf("; if it is meant for this %s (kept from an earlier %s of this name, say), whoever may edit it can hand it over: "+
+			"kubectl annotate %s %s %s=%s --overwrite", obj.GetKind(), obj.GetKind(), strings.ToLower(kind), name, AnnotationGeneratedFor, GeneratedFor(obj))
 	}
 	return metav1.Condition{Status: metav1.ConditionFalse, Reason: ReasonObjectNotOwned, Message: msg}
 }

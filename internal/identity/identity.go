@@ -1,7 +1,10 @@
 package identity
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -14,8 +17,24 @@ import (
 )
 
 // Annotation names the ServiceAccount of the resource's namespace that rudder
-// acts as for that resource, over the manager's default.
+// acts as for that resource, over the manager's default: one of those the
+// platform allows there (NamespaceAnnotation).
 const Annotation = "rudder.dev/service-account"
+
+// NamespaceAnnotation is the annotation of a Namespace that lists the
+// ServiceAccounts of that namespace its resources may name in Annotation,
+// comma separated. A tenant
+// cannot write it: which accounts rudder may act as is the platform's choice,
+// not the resource author's. The manager's default account is always allowed.
+const NamespaceAnnotation = "rudder.dev/service-accounts"
+
+// The errors of an account a resource may not have rudder act as.
+var (
+	// ErrInvalid: Annotation does not hold a ServiceAccount name.
+	ErrInvalid = errors.New("not a ServiceAccount name")
+	// ErrNotAllowed: Annotation names an account its namespace does not list.
+	ErrNotAllowed = errors.New("ServiceAccount not allowed")
+)
 
 // Self is how status names rudder acting with its own rights.
 const Self = "rudder"
@@ -57,33 +76,80 @@ type Impersonator struct {
 	// Default is the ServiceAccount acted as for a resource without the
 	// annotation (--default-service-account); empty: rudder itself.
 	Default string
+	// Allowed returns the accounts the resources of namespace ns may name
+	// besides Default: those its Namespace's NamespaceAnnotation lists
+	// (Allowed reads it). Nil: none but Default.
+	Allowed func(ctx context.Context, ns string) ([]string, error)
 
 	mu      sync.Mutex
 	clients map[string]client.Client // by user name
 }
 
 // ActorFor returns whom rudder acts as for obj: the account its annotation
-// names, else the default, else rudder. A malformed annotation is an error
-// naming it and the fix.
-func (i *Impersonator) ActorFor(obj metav1.Object) (Actor, error) {
+// names, else the default, else rudder. An annotation that names no account
+// (ErrInvalid), or one its namespace does not allow (ErrNotAllowed), is an
+// error naming the fix; the caller must then act as no one: there is no
+// falling back to rudder's own rights.
+func (i *Impersonator) ActorFor(ctx context.Context, obj metav1.Object) (Actor, error) {
 	if i == nil {
 		return Actor{}, nil
 	}
 	name, ok := obj.GetAnnotations()[Annotation]
 	if !ok {
-		name = i.Default
+		if i.Default == "" {
+			return Actor{}, nil
+		}
+		return Actor{Namespace: obj.GetNamespace(), ServiceAccount: i.Default}, nil
 	}
 	name = strings.TrimSpace(name)
-	if ok {
-		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-			return Actor{}, fmt.Errorf("annotation %s: %q is not a ServiceAccount name (%s); name a ServiceAccount of namespace %q, or remove the annotation",
-				Annotation, name, strings.Join(errs, "; "), obj.GetNamespace())
-		}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return Actor{}, fmt.Errorf("annotation %s: %q is %w (%s); name a ServiceAccount of namespace %q that the Namespace's %s allows, or remove the annotation",
+			Annotation, name, ErrInvalid, strings.Join(errs, "; "), obj.GetNamespace(), NamespaceAnnotation)
 	}
-	if name == "" {
-		return Actor{}, nil
+	allowed, err := i.allowed(ctx, obj.GetNamespace())
+	if err != nil {
+		return Actor{}, err
+	}
+	if !slices.Contains(allowed, name) {
+		return Actor{}, fmt.Errorf("annotation %s: %w: namespace %q allows %s; the platform allows an account by listing it in the annotation %s of Namespace %s, or remove the annotation",
+			Annotation, ErrNotAllowed, obj.GetNamespace(), describe(allowed), NamespaceAnnotation, obj.GetNamespace())
 	}
 	return Actor{Namespace: obj.GetNamespace(), ServiceAccount: name}, nil
+}
+
+// allowed returns the accounts resources of namespace ns may name.
+func (i *Impersonator) allowed(ctx context.Context, ns string) ([]string, error) {
+	var out []string
+	if i.Default != "" {
+		out = append(out, i.Default)
+	}
+	if i.Allowed == nil {
+		return out, nil
+	}
+	listed, err := i.Allowed(ctx, ns)
+	if err != nil {
+		return nil, fmt.Errorf("reading the ServiceAccounts namespace %q allows: %w", ns, err)
+	}
+	return append(out, listed...), nil
+}
+
+// AllowedBy returns the accounts a Namespace's annotations allow
+// (NamespaceAnnotation).
+func AllowedBy(annotations map[string]string) []string {
+	var out []string
+	for _, n := range strings.Split(annotations[NamespaceAnnotation], ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func describe(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // Client returns a client that acts as a, made once per account and kept;

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,6 +36,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/liveness"
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile"
+	"github.com/rudder-operator/rudder/internal/signature"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -179,11 +181,13 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	hg, err := helm.NewGetter(cfg, mgr.GetRESTMapper(), log.WithName("helm"), helm.WithSigningKey(key))
+	signatures := signature.NewKey(key)
+	hg, err := helm.NewGetter(cfg, mgr.GetRESTMapper(), log.WithName("helm"), helm.WithSigningKey(signatures))
 	if err != nil {
 		return nil, err
 	}
-	impersonator := &identity.Impersonator{Config: cfg, Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), Default: opts.DefaultServiceAccount}
+	impersonator := &identity.Impersonator{Config: cfg, Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), Default: opts.DefaultServiceAccount,
+		Allowed: namespaceAccounts(mgr.GetCache())}
 	if opts.DefaultServiceAccount != "" {
 		log.Info("Acting for each custom resource as a ServiceAccount of its namespace", "serviceAccount", opts.DefaultServiceAccount)
 	} else {
@@ -224,6 +228,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 			APIReader:    mgr.GetAPIReader(),
 			Helm:         hg,
 			Impersonator: impersonator,
+			Signatures:   signatures,
 			Mapper:       mgr.GetRESTMapper(),
 			Recorder:     recorder,
 		}
@@ -233,7 +238,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 	}
 	if opts.Webhook != nil {
 		if err := opts.Webhook(mgr, Served{Watches: ws, Namespaces: opts.Namespaces, Selector: selected,
-			DefaultServiceAccount: opts.DefaultServiceAccount, Namespace: leaseNamespace(opts), Config: cfg}); err != nil {
+			DefaultServiceAccount: opts.DefaultServiceAccount, Namespace: leaseNamespace(opts), Config: cfg, Signatures: signatures}); err != nil {
 			return nil, fmt.Errorf("setting up the admission webhook: %w", err)
 		}
 	}
@@ -374,4 +379,18 @@ func watchesSource(opts Options) string {
 		return opts.WatchesFile
 	}
 	return "embedded"
+}
+
+// namespaceAccounts returns the accounts the resources of a namespace may
+// name (identity.NamespaceAnnotation), read from the metadata of Namespaces
+// in c, which the controllers watch (reconcile.Reconciler).
+func namespaceAccounts(c cache.Cache) func(ctx context.Context, ns string) ([]string, error) {
+	return func(ctx context.Context, ns string) ([]string, error) {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+		if err := c.Get(ctx, client.ObjectKey{Name: ns}, m); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return identity.AllowedBy(m.GetAnnotations()), nil
+	}
 }

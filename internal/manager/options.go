@@ -11,6 +11,8 @@ import (
 	"github.com/rudder-operator/rudder/internal/liveness"
 	"github.com/rudder-operator/rudder/internal/shard"
 	"github.com/rudder-operator/rudder/internal/watches"
+
+	"github.com/rudder-operator/rudder/internal/signature"
 )
 
 // Served is what a manager serves, for Options.Webhook.
@@ -27,6 +29,8 @@ type Served struct {
 	Namespace string
 	// Config reaches the cluster as rudder.
 	Config *rest.Config
+	// Signatures tells the revisions rudder signed, as the reconciler does.
+	Signatures *signature.Key
 }
 
 // Options configure a manager. The zero value of every field means its default.

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rudder-operator/rudder/internal/helm"
@@ -72,7 +73,7 @@ func (p PostRenderer) mark(obj *unstructured.Unstructured) {
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[Annotation] = annotationValue(p.Owner)
+	ann[Annotation] = AnnotationValue(p.Owner, p.Owner.GroupVersionKind().GroupKind())
 	obj.SetAnnotations(ann)
 }
 
@@ -114,7 +115,14 @@ func withOwner(refs []metav1.OwnerReference, ref metav1.OwnerReference) []metav1
 	return append(out, ref)
 }
 
-func annotationValue(o *unstructured.Unstructured) string {
-	gvk := o.GroupVersionKind()
-	return fmt.Sprintf("%s.%s/%s/%s", gvk.Kind, gvk.Group, o.GetNamespace(), o.GetName())
+// AnnotationValue is the value of Annotation on an object made for o, the
+// custom resource: "<Kind>.<group>/<namespace>/<name>/<uid>".
+func AnnotationValue(o metav1.Object, gk schema.GroupKind) string {
+	return legacyValue(o, gk) + "/" + string(o.GetUID())
+}
+
+// legacyValue is the value of Annotation that rudder wrote before it named
+// the resource's UID: "<Kind>.<group>/<namespace>/<name>".
+func legacyValue(o metav1.Object, gk schema.GroupKind) string {
+	return fmt.Sprintf("%s.%s/%s/%s", gk.Kind, gk.Group, o.GetNamespace(), o.GetName())
 }

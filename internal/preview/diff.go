@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,11 +68,18 @@ func newDiffer(opts Options) (*differ, error) {
 	if err != nil {
 		return nil, err
 	}
-	hg, err := helm.NewGetter(opts.Config, mapper, logr.Discard())
+	hg, err := helm.NewGetter(opts.Config, mapper, logr.Discard(), helm.WithSigningKey(opts.Signatures))
 	if err != nil {
 		return nil, err
 	}
-	imp := &identity.Impersonator{Config: opts.Config, Scheme: scheme.Scheme, Mapper: mapper, Default: opts.DefaultServiceAccount}
+	imp := &identity.Impersonator{Config: opts.Config, Scheme: scheme.Scheme, Mapper: mapper, Default: opts.DefaultServiceAccount,
+		Allowed: func(ctx context.Context, ns string) ([]string, error) {
+			var n corev1.Namespace
+			if err := c.Get(ctx, client.ObjectKey{Name: ns}, &n); err != nil {
+				return nil, client.IgnoreNotFound(err)
+			}
+			return identity.AllowedBy(n.Annotations), nil
+		}}
 	return &differ{opts: opts, mapper: mapper, caller: c, helm: hg, imp: imp}, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -248,7 +250,16 @@ func TestDiff_ActsAsServiceAccount(t *testing.T) {
 	}
 	app := webApp(ns, "locked", "nginx:1.25")
 	app.SetAnnotations(map[string]string{"rudder.dev/service-account": "deployer"})
+	// The Namespace does not allow the account: refused, as the reconciler refuses it.
 	_, err := Diff(ctx, Options{Config: cfg}, []*unstructured.Unstructured{app})
+	if err == nil || !strings.Contains(err.Error(), "not allowed") {
+		t.Fatalf("Diff as a ServiceAccount its Namespace does not allow: error %v, want it refused", err)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"rudder.dev/service-accounts":"deployer"}}}`)
+	if err := k8s.Patch(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Diff(ctx, Options{Config: cfg}, []*unstructured.Unstructured{app})
 	if err == nil || !strings.Contains(err.Error(), "system:serviceaccount:"+ns+":deployer") {
 		t.Fatalf("Diff as a ServiceAccount with no Role: error %v, want the API server's refusal naming the account", err)
 	}

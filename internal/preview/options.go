@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rudder-operator/rudder"
+	"github.com/rudder-operator/rudder/internal/signature"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -32,6 +33,11 @@ type Options struct {
 	// FieldManager owns the fields of the dry-run applies. Default
 	// DefaultFieldManager.
 	FieldManager string
+	// Signatures tells the revisions rudder signed: a preview then rests on
+	// the revisions the reconciler would (the manager's admission webhook).
+	// Default nil: every revision counts as signed, as for a caller without
+	// rudder's key.
+	Signatures *signature.Key
 }
 
 // withDefaults returns o with its defaults filled in, or an error naming

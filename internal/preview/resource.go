@@ -43,7 +43,7 @@ func (d *differ) resource(ctx context.Context, obj *unstructured.Unstructured) (
 	if obj.GetAnnotations()[status.AnnotationPaused] == "true" {
 		res.Notes = append(res.Notes, fmt.Sprintf("annotation %s is true: the reconciler changes nothing until it is removed", status.AnnotationPaused))
 	}
-	actor, err := d.imp.ActorFor(obj)
+	actor, err := d.imp.ActorFor(ctx, obj)
 	if err != nil {
 		return res, err
 	}
@@ -58,7 +58,7 @@ func (d *differ) resource(ctx context.Context, obj *unstructured.Unstructured) (
 		return res, red.Error(err)
 	}
 	scope := helm.Scope{Namespace: obj.GetNamespace(), ClusterScoped: w.ClusterScoped}
-	hc, err := d.helm.For(helm.Access{Scope: scope, User: actor.User()})
+	hc, err := d.helm.For(helm.Access{Scope: scope, User: actor.User(), Resource: obj.GetUID()})
 	if err != nil {
 		return res, err
 	}

@@ -14,16 +14,11 @@ import (
 func (r *Reconciler) access(o *observation) helm.Access {
 	gk := r.Watch.GVK.GroupKind()
 	return helm.Access{
-		Scope: r.scope(o),
-		User:  o.actor.User(),
-		Owns: func(m metav1.Object) bool {
-			obj, ok := m.(client.Object)
-			if !ok {
-				return false
-			}
-			key, ok := owner.Of(obj, gk)
-			return ok && key == o.key
-		},
+		Scope:    r.scope(o),
+		User:     o.actor.User(),
+		Resource: o.Resource.GetUID(),
+		Owns:     func(m metav1.Object) bool { return owner.Owns(m, o.Resource, gk) },
+		HandOver: owner.Annotation + "=" + owner.AnnotationValue(o.Resource, gk),
 	}
 }
 

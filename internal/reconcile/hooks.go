@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -33,6 +34,10 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 				ctrl.LoggerFrom(ctx).Error(err, "Hook failed", "hook", h.Name())
 			}
 			o.Facts.HookErr = fmt.Errorf("hook %s: %w", h.Name(), err)
+			return
+		}
+		if res.BlocksRelease && res.Condition.Status != metav1.ConditionTrue {
+			o.Facts.HookErr = fmt.Errorf("hook %s: %s", h.Name(), res.Condition.Message)
 			return
 		}
 		hook.MergeValues(o.values, res.Values)

@@ -38,6 +38,8 @@ type entry struct {
 	decoded byUID[decoded]
 	entries byUID[status.HistoryEntry]
 	written *helm.Release
+	// What reading each revision whose labels carry no valid signature told (revisions.go).
+	verdicts byUID[verdict]
 }
 
 // update runs fn on key's entry under the lock, creating the entry.

@@ -75,7 +75,7 @@ func stateOf(o *observation, st *status.Status) string {
 	switch {
 	case o.Facts.Paused:
 		return statePaused
-	case o.Facts.Latest != nil && plan.IsPending(o.Facts.Latest.Status):
+	case o.Facts.Latest != nil && plan.IsPending(o.Facts.Latest.Status), plan.AwaitsOutOfBand(o.Facts):
 		return statePending
 	case released == status.ReasonRolledBack || released == status.ReasonRemediated:
 		return stateRolledBack

@@ -13,6 +13,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/assess"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
+	"github.com/rudder-operator/rudder/internal/signature"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/values"
 	"github.com/rudder-operator/rudder/internal/watches"
@@ -38,10 +39,17 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.Release = types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Watch.ReleaseName(obj.GetName())}
 	o.values, o.Facts.ValuesErr = values.For(obj, r.Watch.OverrideValues)
 	o.Facts.Deleting = !obj.GetDeletionTimestamp().IsZero()
-	if actor, err := r.Impersonator.ActorFor(obj); err != nil {
-		if o.Facts.ValuesErr == nil {
-			o.Facts.ValuesErr = status.ConditionError{Reason: status.ReasonServiceAccountInvalid, Err: err}
+	if actor, err := r.Impersonator.ActorFor(ctx, obj); err != nil {
+		reason := status.ReasonServiceAccountInvalid
+		switch {
+		case errors.Is(err, identity.ErrNotAllowed):
+			reason = status.ReasonServiceAccountNotAllowed
+		case !errors.Is(err, identity.ErrInvalid):
+			return nil, err // the Namespace could not be read: retried
 		}
+		// rudder acts as no one for it: not even to uninstall it.
+		o.Facts.ActorErr = status.ConditionError{Reason: reason, Err: err}
+		o.Facts.ValuesErr = o.Facts.ActorErr
 	} else {
 		o.actor = actor
 	}
@@ -56,7 +64,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.Facts.Self = r.Holder
 	o.Facts.Paused = obj.GetAnnotations()[status.AnnotationPaused] == "true"
 	o.WarnDrift = r.Watch.Drift.Mode == watches.DriftWarn
-	if !o.Facts.Deleting {
+	if !o.Facts.Deleting && o.Facts.ActorErr == nil {
 		reader, err := r.actingReader(o, r.Client)
 		if err != nil {
 			return nil, err
@@ -66,6 +74,9 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 
 	hist, err := storage.History(ctx, r.Storage, o.Release.Namespace, o.Release.Name)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.verify(o, hist); err != nil {
 		return nil, err
 	}
 	o.LastTest = r.memory.testOverlay(o.key, hist)
@@ -86,6 +97,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	}
 	o.Facts.Want = plan.Digests{Values: values.Digest(digested), Chart: r.chartDigest}
 	o.Facts.FromHistory(hist)
+	o.Facts.ForeignUnderWay = plan.UnderWay(o.Facts.Foreign, now)
 	r.memory.pruneRevisions(o.key, hist, o.Facts.Deployed, plan.FailedRevision(o.Facts.Latest))
 	if l := o.Facts.Latest; l != nil && plan.LeftByRudder(l, r.Holder) && l.Labels[storage.LabelHolder] != r.Holder && r.Holders != nil {
 		if o.Facts.HolderAlive, err = r.Holders.Alive(ctx, l.Labels[storage.LabelHolder]); err != nil {
@@ -105,15 +117,15 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	o.Facts.Failures, o.Facts.RetryIn = o.Failure.Count, o.Failure.RetryIn(now)
 	o.Facts.RemediationFailed = o.Failure.Reason == status.ReasonRemediationFailed
 
-	if d := o.Facts.Deployed; d != nil && !o.Facts.Deleting {
-		if o.Deployed, o.seen, err = r.memory.revision(r.Helm, r.Mapper, o.key, o.Release, *d); errors.Is(err, helm.ErrUndecodable) {
+	if d := plan.Assessed(o.Facts); d != nil && !o.Facts.Deleting {
+		if o.Deployed, o.seen, err = r.memory.revision(r.Helm, r.Mapper, o.key, o.Release, *d, obj.GetUID()); errors.Is(err, helm.ErrUndecodable) {
 			o.Facts.ValuesErr = status.ConditionError{Reason: status.ReasonRevisionUndecodable, Err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
 		} else if err != nil {
 			return nil, fmt.Errorf("reading deployed revision: %w", err)
 		}
 	}
 	if l := plan.FailedRevision(o.Facts.Latest); l != nil && !o.Facts.Deleting {
-		if o.Latest, _, err = r.memory.revision(r.Helm, r.Mapper, o.key, o.Release, *l); errors.Is(err, helm.ErrUndecodable) {
+		if o.Latest, _, err = r.memory.revision(r.Helm, r.Mapper, o.key, o.Release, *l, obj.GetUID()); errors.Is(err, helm.ErrUndecodable) {
 			o.Facts.ValuesErr = status.ConditionError{Reason: status.ReasonRevisionUndecodable, Err: fmt.Errorf("%w; delete that Secret if it is not a revision, or the resource to uninstall what can be", err)}
 		} else if err != nil {
 			return nil, fmt.Errorf("reading failed revision: %w", err)
@@ -125,4 +137,26 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 		o.AwaitingTest = r.Watch.Test.Enable && plan.AwaitsTest(o.Facts)
 	}
 	return o, nil
+}
+
+// verify marks the revisions of hist that rudder signed for o's resource
+// (storage.Revision.Signed), from their labels; a revision signed by a rudder
+// that signed only manifests is verified from its manifest, read once. Of the
+// others, those that do not decode are marked (storage.Revision.Undecodable).
+func (r *Reconciler) verify(o *observation, hist []storage.Revision) error {
+	uid := o.Resource.GetUID()
+	for i := range hist {
+		rev := &hist[i]
+		s := signature.Revision{Namespace: o.Release.Namespace, Name: o.Release.Name, Version: rev.Number, Labels: rev.Labels}
+		if r.Signatures.Verify(s, uid) == signature.Signed {
+			rev.Signed = true
+			continue
+		}
+		v, err := r.memory.verdict(r.Helm, o.key, o.Release, *rev, uid)
+		if err != nil {
+			return fmt.Errorf("reading revision %d: %w", rev.Number, err)
+		}
+		rev.Signed, rev.Undecodable = v.signed, !v.decodes
+	}
+	return nil
 }

@@ -14,8 +14,8 @@ import (
 // reportOutOfBand records an event the first time this process sees another
 // Helm client's revision serving a release.
 func (r *Reconciler) reportOutOfBand(ctx context.Context, o *observation) {
-	d := o.Facts.Deployed
-	if d == nil || plan.WrittenByRudder(d) || !r.memory.firstNotice(o.key, d.UID) {
+	d := o.Facts.Serving
+	if !plan.ServedOutOfBand(o.Facts) || !r.memory.firstNotice(o.key, d.UID) {
 		return
 	}
 	c := status.OutOfBandCondition(&o.Observation)

@@ -31,6 +31,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/enqueue"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
+	"github.com/rudder-operator/rudder/internal/signature"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
@@ -65,6 +66,9 @@ type Reconciler struct {
 	// Impersonator says whom rudder acts as for each resource, and hands out
 	// clients acting so; nil: rudder acts as itself for every resource.
 	Impersonator *identity.Impersonator
+	// Signatures tells the revisions rudder signed for a resource (Helm
+	// signs with the same key); nil: every revision counts as signed.
+	Signatures *signature.Key
 	// Mapper tells namespaced kinds from cluster-scoped ones.
 	Mapper meta.RESTMapper
 	// Recorder records the events of each custom resource.
@@ -138,7 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err // a bug in plan; TestPlan_EveryHistory guards it
 	}
 	r.reportOutOfBand(ctx, o)
-	if st != plan.StepUninstall && st != plan.StepNone {
+	if st != plan.StepUninstall && st != plan.StepNone && o.Facts.ActorErr == nil {
 		r.assess(ctx, o, false) // the serving revision's health, whatever the step does
 	}
 	if st.WritesRevision() && r.Lease != nil {
@@ -184,7 +188,7 @@ func (r *Reconciler) run(ctx context.Context, st plan.Step, o *observation) (ctr
 		return ctrl.Result{}, o.Facts.HookErr // the controller's backoff retries the hook
 	case plan.StepWait:
 		// Only a wait for storage to catch up has nothing new to say.
-		o.done = !o.Facts.CaughtUp || o.Facts.RetryIn == 0 && (o.Facts.Latest == nil || !plan.IsPending(o.Facts.Latest.Status))
+		o.done = !o.Facts.CaughtUp || o.Facts.RetryIn == 0 && (o.Facts.Latest == nil || !plan.IsPending(o.Facts.Latest.Status)) && !plan.AwaitsOutOfBand(o.Facts)
 		return ctrl.Result{RequeueAfter: r.waitFor(o)}, nil
 	case plan.StepPaused:
 		return ctrl.Result{}, nil // assessed above; the annotation's removal is an event
@@ -202,7 +206,7 @@ func (r *Reconciler) waitFor(o *observation) time.Duration {
 	switch {
 	case o.Facts.RetryIn > 0:
 		return o.Facts.RetryIn
-	case o.Facts.Latest != nil && plan.IsPending(o.Facts.Latest.Status):
+	case o.Facts.Latest != nil && plan.IsPending(o.Facts.Latest.Status), plan.AwaitsOutOfBand(o.Facts):
 		return 5 * time.Second
 	default:
 		// Storage has not caught up with our last action: the event of its
@@ -270,6 +274,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(source.Channel(r.testsDone, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles})
 	r.watchHooks(mgr.GetCache(), b)
+	r.watchNamespaces(b)
 	if err := r.watchDependencies(mgr, b); err != nil {
 		return fmt.Errorf("kind %s: watching dependencies: %w", r.Watch.GVK.Kind, err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
+	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
 
@@ -215,6 +216,22 @@ func TestReconciler_FailedInstallIsUninstalledOrKeptAsThePolicySays(t *testing.T
 	waitRevisions(t, ns, "widget-bad", "1:failed")
 }
 
+// readyLabeled waits until rudder has labeled revision n of release Ready
+// (storage.LabelReady), as it does once for a kind with a readiness timeout.
+func readyLabeled(t *testing.T, ns, release string, n int) {
+	t.Helper()
+	testenv.Eventually(t, fmt.Sprintf("revision %d of %s labeled Ready", n, release), func() error {
+		var s corev1.Secret
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, n)}, &s); err != nil {
+			return err
+		}
+		if s.Labels[storage.LabelReady] != "true" {
+			return fmt.Errorf("labels %v", s.Labels)
+		}
+		return nil
+	})
+}
+
 // handUpgrade upgrades a release as `helm upgrade` run by hand does: the
 // Helm SDK, no rudder labels of its own (Helm copies the previous revision's).
 func handUpgrade(t *testing.T, ns, release string, values map[string]any) {
@@ -287,6 +304,7 @@ func TestReconciler_OutOfBandRevisionsAreKeptUntilTheSpecChanges(t *testing.T) {
 	create(t, sprocketGVK, ns, "hand", map[string]any{"message": "spec"})
 	waitRevisions(t, ns, "sprocket-hand", "1:deployed")
 
+	readyLabeled(t, ns, "sprocket-hand", 1) // rudder's last write of revision 1, which a helm upgrade racing it would lose
 	handUpgrade(t, ns, "sprocket-hand", map[string]any{"message": "by hand"})
 	conditionSays(t, sprocketGVK, ns, "hand", "OutOfBand", metav1.ConditionTrue, status.ReasonOutOfBandKept,
 		"Revision 2 was written by another Helm client", "Edit the spec")

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,11 +25,15 @@ type decoded struct {
 	*helm.Release
 	objects []byte
 	seen    []assess.Seen
+	version string // the storage Secret's resourceVersion decoded
 }
 
-// Memory decodes each stored revision once: a revision's Secret is written
-// once per status change but its release never changes, and a Secret's UID
-// never comes back. Only the revisions a reconcile reads are kept decoded
+// Memory decodes each stored revision once per version of its Secret: a
+// Secret's UID never comes back, and rudder and Helm write a revision's
+// Secret only to change its status or labels, but whoever may write Secrets
+// can overwrite it, and a reconcile rests on what it holds now (a revision
+// that no longer decodes is named, not served from memory). Only the
+// revisions a reconcile reads are kept decoded
 // (the deployed one, and the newest when it failed); revisions read for
 // history keep only their summary.
 
@@ -66,7 +71,7 @@ func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName,
 		if shown != nil && status.RecordedFor(*shown, rev) {
 			e = *shown
 		} else {
-			rel, err := h.Revision(release.Namespace, release.Name, rev.Number)
+			rel, err := h.Revision(release.Namespace, release.Name, rev.Number, "")
 			if err != nil {
 				return status.HistoryEntry{}, err
 			}
@@ -82,12 +87,15 @@ func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName,
 
 // revision returns the decoded revision rev of key's release, reading it
 // from storage on first use, and what assess last found of its objects.
-func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release types.NamespacedName, rev storage.Revision) (*status.Revision, []assess.Seen, error) {
+func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release types.NamespacedName, rev storage.Revision, resource types.UID) (*status.Revision, []assess.Seen, error) {
 	var d decoded
 	var ok bool
 	var rel *helm.Release
 	m.update(key, func(e *entry) {
 		d, ok = e.decoded.get(rev.UID)
+		// A Secret changed since (relabeled, or overwritten by someone) is
+		// decoded again: what it holds now is what Helm reads.
+		ok = ok && (d.version == rev.ResourceVersion || rev.ResourceVersion == "")
 		rel = e.takeWritten(rev)
 	})
 	if ok {
@@ -95,7 +103,7 @@ func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release t
 	}
 	if rel == nil {
 		var err error
-		if rel, err = h.Revision(release.Namespace, release.Name, rev.Number); err != nil {
+		if rel, err = h.Revision(release.Namespace, release.Name, rev.Number, resource); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -113,7 +121,7 @@ func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release t
 	}
 	kept := *rel
 	kept.Manifest = "" // kept as objects: one copy, not two
-	d = decoded{Release: &kept, seen: make([]assess.Seen, len(objs))}
+	d = decoded{Release: &kept, seen: make([]assess.Seen, len(objs)), version: rev.ResourceVersion}
 	if d.objects, err = encodeObjects(objs); err != nil {
 		return nil, nil, err
 	}
@@ -164,6 +172,34 @@ func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
+// verdict is what reading a revision whose labels carry no valid signature
+// told: whether it decodes, and whether it was signed by a rudder that
+// signed only manifests (signature.Legacy), which its manifest tells.
+type verdict struct{ signed, decodes bool }
+
+// verdict reads and decodes revision rev of key's release once, and remembers
+// what it found by its storage Secret.
+func (m *memory) verdict(h *helm.Getter, key, release types.NamespacedName, rev storage.Revision, resource types.UID) (verdict, error) {
+	var v verdict
+	var ok bool
+	m.lookup(key, func(e *entry) { v, ok = e.verdicts.get(rev.UID) })
+	if ok {
+		return v, nil
+	}
+	rel, err := h.Revision(release.Namespace, release.Name, rev.Number, resource)
+	switch {
+	case errors.Is(err, helm.ErrUndecodable):
+	case errors.Is(err, helm.ErrReleaseNotFound):
+		return verdict{decodes: true}, nil // gone since the cache saw it
+	case err != nil:
+		return verdict{}, err
+	default:
+		v = verdict{signed: rel.Signed, decodes: true}
+	}
+	m.update(key, func(e *entry) { e.verdicts = e.verdicts.set(rev.UID, v) })
+	return v, nil
+}
+
 // pruneRevisions drops what is kept of key's revisions that storage no
 // longer holds (history), and the decoded objects of all but those a
 // reconcile reads (read: the newest deployed revision, and the newest when
@@ -171,7 +207,7 @@ func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 func (m *memory) pruneRevisions(key types.NamespacedName, history []storage.Revision, read ...*storage.Revision) {
 	m.lookup(key, func(e *entry) {
 		if len(history) == 0 {
-			e.decoded, e.entries, e.written = nil, nil, nil
+			e.decoded, e.entries, e.written, e.verdicts = nil, nil, nil, nil
 			return
 		}
 		reads := map[types.UID]bool{}
@@ -191,6 +227,7 @@ func (m *memory) pruneRevisions(key types.NamespacedName, history []storage.Revi
 			keep[r.UID] = true
 		}
 		e.entries = e.entries.keep(func(uid types.UID, _ status.HistoryEntry) bool { return keep[uid] })
+		e.verdicts = e.verdicts.keep(func(uid types.UID, _ verdict) bool { return keep[uid] })
 	})
 }
 

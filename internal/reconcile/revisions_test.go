@@ -40,7 +40,7 @@ func TestMemory_RevisionDecodesTheSameObjectsEachTime(t *testing.T) {
 	var c memory
 	key := types.NamespacedName{Namespace: "ns", Name: "webapp-web"}
 	rev := written(&c, key, 1, "deployed")
-	first, _, err := c.revision(nil, nil, key, key, rev)
+	first, _, err := c.revision(nil, nil, key, key, rev, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestMemory_RevisionDecodesTheSameObjectsEachTime(t *testing.T) {
 		o.SetLabels(map[string]string{"rudder.dev/release": key.Name})
 	}
 	for i := 0; i < 2; i++ {
-		got, _, err := c.revision(nil, nil, key, key, rev)
+		got, _, err := c.revision(nil, nil, key, key, rev, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +77,7 @@ func TestMemory_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
 	var c memory
 	key := types.NamespacedName{Namespace: "ns", Name: "webapp-web"}
 	read := func(r storage.Revision) {
-		if _, _, err := c.revision(nil, nil, key, key, r); err != nil {
+		if _, _, err := c.revision(nil, nil, key, key, r, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

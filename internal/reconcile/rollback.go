@@ -30,7 +30,7 @@ func rolledBackAt(history []storage.Revision, to int) int64 {
 		return -1
 	}
 	for _, rev := range history {
-		if rev.Labels[storage.LabelRollbackTo] != strconv.Itoa(to) {
+		if !rev.Signed || rev.Labels[storage.LabelRollbackTo] != strconv.Itoa(to) {
 			continue
 		}
 		if g, err := strconv.ParseInt(rev.Labels[storage.LabelRollbackGeneration], 10, 64); err == nil {

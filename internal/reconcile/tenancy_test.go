@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rudder-operator/rudder/internal/identity"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
@@ -91,12 +92,24 @@ func forgeRevision(t *testing.T, ns, release string, version int, status, manife
 	}
 }
 
+// allowAccounts has ns's Namespace allow its resources to name accounts, as
+// the platform does (identity.NamespaceAnnotation).
+func allowAccounts(t *testing.T, ns, accounts string) {
+	t.Helper()
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, identity.NamespaceAnnotation, accounts)
+	if err := k8s.Patch(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // With rudder.dev/service-account, rudder acts as that ServiceAccount of the
-// resource's namespace: what the account may not do fails, named, and what
-// it may do then succeeds, and status says whom rudder acted as.
+// resource's namespace, one its Namespace allows: what the account may not do
+// fails, named, and what it may do then succeeds, and status says whom rudder
+// acted as.
 func TestReconciler_ActsAsTheResourcesServiceAccount(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
+	allowAccounts(t, ns, "deployer")
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"}}
 	if err := k8s.Create(ctx, sa); err != nil {
 		t.Fatal(err)
@@ -130,8 +143,9 @@ func TestReconciler_ActsAsTheResourcesServiceAccount(t *testing.T) {
 	conditionSays(t, gadgetGVK, ns, "lean", status.ConditionReleased, metav1.ConditionTrue, "")
 }
 
-// A storage Secret that does not decode is named in a condition, and the
-// resource can still be deleted: its uninstall leaves that Secret, and says so.
+// A storage Secret that does not decode is named in a condition, the spec
+// still goes on, and the resource can still be deleted: its uninstall leaves
+// that Secret, and says so.
 func TestReconciler_AStorageSecretThatDoesNotDecodeIsNamedAndDeletionCompletes(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
@@ -148,13 +162,99 @@ func TestReconciler_AStorageSecretThatDoesNotDecodeIsNamedAndDeletionCompletes(t
 	if err := k8s.Create(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	conditionSays(t, gadgetGVK, ns, "garbled", status.ConditionReleased, metav1.ConditionFalse, status.ReasonRevisionUndecodable,
+	// Whoever may create Secrets can store one: it is named, and decides nothing.
+	conditionSays(t, gadgetGVK, ns, "garbled", status.ConditionOutOfBand, metav1.ConditionTrue, status.ReasonRevisionUndecodable,
 		"sh.helm.release.v1.gadget-garbled.v2")
+	conditionSays(t, gadgetGVK, ns, "garbled", status.ConditionReleased, metav1.ConditionTrue, "")
+	patchSpec(t, gadgetGVK, ns, "garbled", `{"message":"changed"}`)
+	configMapSays(t, ns, "gadget-garbled", "changed")
 	if err := k8s.Delete(ctx, testenv.NewObject(gadgetGVK, ns, "garbled", nil)); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, "the Gadget gone", func() error {
 		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "garbled"}, testenv.NewObject(gadgetGVK, ns, "garbled", nil))
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there: %w", err)
+	})
+}
+
+// The annotation may name only an account the resource's Namespace allows.
+// Any other is refused in a condition, and rudder then acts as no one for the
+// resource, itself included: nothing is installed, and its deletion waits,
+// holding the finalizer, until the Namespace allows the account.
+func TestReconciler_RefusesAnAccountItsNamespaceDoesNotAllow(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	allowAccounts(t, ns, "deployer")
+	cr := testenv.NewObject(gadgetGVK, ns, "picky", map[string]any{"message": "spec"})
+	cr.SetAnnotations(map[string]string{"rudder.dev/service-account": "admin"})
+	if err := k8s.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	conditionSays(t, gadgetGVK, ns, "picky", status.ConditionReleased, metav1.ConditionFalse, status.ReasonServiceAccountNotAllowed,
+		`namespace "`+ns+`" allows deployer`, identity.NamespaceAnnotation)
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gadget-picky"}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the release's ConfigMap: %v, want none: rudder acted for a refused account", err)
+	}
+	// A malformed name is refused the same way, deletion included.
+	patch := []byte(`{"metadata":{"annotations":{"rudder.dev/service-account":"team-b:admin"}}}`)
+	if err := k8s.Patch(ctx, testenv.NewObject(gadgetGVK, ns, "picky", nil), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	conditionSays(t, gadgetGVK, ns, "picky", status.ConditionReleased, metav1.ConditionFalse, status.ReasonServiceAccountInvalid, "team-b:admin")
+	if err := k8s.Delete(ctx, testenv.NewObject(gadgetGVK, ns, "picky", nil)); err != nil {
+		t.Fatal(err)
+	}
+	reconciled(t, gadgetGVK, ns, "picky")
+	if got := get(t, gadgetGVK, ns, "picky"); got.GetDeletionTimestamp() == nil || len(got.GetFinalizers()) == 0 {
+		t.Fatalf("the Gadget's deletion went ahead as rudder itself: %v", got.Object["metadata"])
+	}
+	// The platform allows the account: the deletion completes, as it.
+	patch = []byte(`{"metadata":{"annotations":{"rudder.dev/service-account":"admin"}}}`)
+	if err := k8s.Patch(ctx, testenv.NewObject(gadgetGVK, ns, "picky", nil), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	allowAccounts(t, ns, "deployer, admin")
+	testenv.Eventually(t, "the Gadget gone", func() error {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "picky"}, testenv.NewObject(gadgetGVK, ns, "picky", nil))
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there: %w", err)
+	})
+}
+
+// A revision rudder signed whose storage Secret no longer decodes (its data
+// overwritten) is named in Released on every path: the reconcile that finds
+// it, and an upgrade asked for after. The release waits on it, since its
+// labels are rudder's; deleting the resource still completes.
+func TestReconciler_ASignedRevisionThatDoesNotDecodeIsNamedOnEveryPath(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	create(t, gadgetGVK, ns, "broken", map[string]any{"message": "spec"})
+	waitRevisions(t, ns, "gadget-broken", "1:deployed")
+	var s corev1.Secret
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sh.helm.release.v1.gadget-broken.v1"}, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Data["release"] = []byte("not a release")
+	if err := k8s.Update(ctx, &s); err != nil {
+		t.Fatal(err)
+	}
+	reconciled(t, gadgetGVK, ns, "broken")
+	conditionSays(t, gadgetGVK, ns, "broken", status.ConditionReleased, metav1.ConditionFalse, status.ReasonRevisionUndecodable,
+		"sh.helm.release.v1.gadget-broken.v1")
+	patchSpec(t, gadgetGVK, ns, "broken", `{"message":"changed"}`)
+	reconciled(t, gadgetGVK, ns, "broken")
+	conditionSays(t, gadgetGVK, ns, "broken", status.ConditionReleased, metav1.ConditionFalse, status.ReasonRevisionUndecodable,
+		"sh.helm.release.v1.gadget-broken.v1")
+	if err := k8s.Delete(ctx, testenv.NewObject(gadgetGVK, ns, "broken", nil)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the Gadget gone", func() error {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "broken"}, testenv.NewObject(gadgetGVK, ns, "broken", nil))
 		if apierrors.IsNotFound(err) {
 			return nil
 		}

@@ -3,7 +3,6 @@ package reconcile_test
 import (
 	"fmt"
 	"maps"
-	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/release"
@@ -11,10 +10,13 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
+	"github.com/rudder-operator/rudder/internal/signature"
 	"github.com/rudder-operator/rudder/internal/storage"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
@@ -30,11 +32,45 @@ func helmStore(t *testing.T, ns string) *helmstorage.Storage {
 	return helmstorage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))
 }
 
-// forgePending stores a revision 2 of release name, pending-upgrade, with
-// labels, as a writer that stopped mid-upgrade leaves it.
-func forgePending(t *testing.T, ns, name string, labels map[string]string) *helmstorage.Storage {
+// rudderStore is the Secret storage of namespace ns as a rudder process
+// writes it for the custom resource of UID resource: what it stores is
+// signed with the manager's key. It stands in for a rudder process killed
+// mid-operation, whose revisions are evidence.
+func rudderStore(t *testing.T, ns string, resource types.UID) *helmstorage.Storage {
 	t.Helper()
-	store := helmStore(t, ns)
+	cs, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := cs.CoreV1().Secrets("default").Get(ctx, "rudder-revision-key", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return helmstorage.Init(signing{Driver: driver.NewSecrets(cs.CoreV1().Secrets(ns)), key: signature.NewKey(key.Data["key"]), resource: resource})
+}
+
+// signing is a storage driver that signs what it writes, as rudder does.
+type signing struct {
+	driver.Driver
+	key      *signature.Key
+	resource types.UID
+}
+
+func (s signing) Create(key string, rls *release.Release) error {
+	helm.Sign(s.key, s.resource, rls)
+	return s.Driver.Create(key, rls)
+}
+
+func (s signing) Update(key string, rls *release.Release) error {
+	helm.Sign(s.key, s.resource, rls)
+	return s.Driver.Update(key, rls)
+}
+
+// forgePending stores a revision 2 of release name, pending-upgrade, with
+// labels, as a writer that stopped mid-upgrade leaves it: rudder, signed for
+// the resource (store rudderStore), or another (store helmStore).
+func forgePending(t *testing.T, store *helmstorage.Storage, name string, labels map[string]string) *helmstorage.Storage {
+	t.Helper()
 	rel, err := store.Get(name, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -56,8 +92,9 @@ func TestReconciler_UnlocksRevisionLeftPendingByAGoneRudder(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-crash", "1:deployed")
-	// As rudder writes an upgrade: its holder, the revision's own number.
-	forgePending(t, ns, "webapp-crash", map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelRevision: "2"})
+	// As rudder writes an upgrade: its holder, the revision's own number, signed.
+	forgePending(t, rudderStore(t, ns, get(t, webappGVK, ns, "crash").GetUID()), "webapp-crash",
+		map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelRevision: "2"})
 
 	patch := []byte(`{"spec":{"replicas":2}}`)
 	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "crash"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
@@ -73,59 +110,34 @@ func TestReconciler_UnlocksRevisionLeftPendingByAGoneRudder(t *testing.T) {
 	})
 }
 
-// TestReconciler_WaitsForAnotherWritersPendingOperation: the helm CLI's
-// upgrade in flight is never unlocked, also when it copied the labels of a
-// revision a rudder that is gone wrote.
-func TestReconciler_WaitsForAnotherWritersPendingOperation(t *testing.T) {
+// TestReconciler_APendingRevisionItDidNotSignIsNoLock: a revision pending
+// that rudder did not sign (the helm CLI's upgrade in flight, or a Secret
+// forged to look like one, rudder's labels copied or not) holds nothing back:
+// the spec's upgrade goes on as if it were not stored, numbered past it.
+func TestReconciler_APendingRevisionItDidNotSignIsNoLock(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		labels map[string]string
 	}{
 		{name: "cli", labels: nil},
-		{name: "cli-copied", labels: map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelRevision: "1"}},
+		{name: "cli-copied", labels: map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelRevision: "2"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			waitsForPending(t, tt.name, tt.labels)
+			ns := namespace(t)
+			relName := "webapp-" + tt.name
+			if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, tt.name, webappSpec(1, "nginx:1.25"))); err != nil {
+				t.Fatal(err)
+			}
+			waitRevisions(t, ns, relName, "1:deployed")
+			forgePending(t, helmStore(t, ns), relName, tt.labels)
+			patch := []byte(`{"spec":{"replicas":2}}`)
+			if err := k8s.Patch(ctx, get(t, webappGVK, ns, tt.name), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+				t.Fatal(err)
+			}
+			waitRevisions(t, ns, relName, "1:superseded", "2:pending-upgrade", "3:deployed")
+			conditionSays(t, webappGVK, ns, tt.name, "Released", metav1.ConditionTrue, status.ReasonUpgradeSucceeded, "Revision 3")
 		})
 	}
-}
-
-func waitsForPending(t *testing.T, name string, labels map[string]string) {
-	t.Helper()
-	ns := namespace(t)
-	relName := "webapp-" + name
-	if err := k8s.Create(ctx, testenv.NewObject(webappGVK, ns, name, webappSpec(1, "nginx:1.25"))); err != nil {
-		t.Fatal(err)
-	}
-	waitRevisions(t, ns, relName, "1:deployed")
-	store := forgePending(t, ns, relName, labels)
-
-	patch := []byte(`{"spec":{"replicas":2}}`)
-	if err := k8s.Patch(ctx, get(t, webappGVK, ns, name), client.RawPatch("application/merge-patch+json", patch)); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, "the pending operation reported", func() error {
-		cr := get(t, webappGVK, ns, name)
-		if err := conditionIs(cr, "Released", metav1.ConditionUnknown, status.ReasonPending); err != nil {
-			return err
-		}
-		if msg := testenv.Condition(cr, "Released").Message; !strings.Contains(msg, "another writer") {
-			return fmt.Errorf("Released message %q does not say who holds the release", msg)
-		}
-		return nil
-	})
-	waitRevisions(t, ns, relName, "1:deployed", "2:pending-upgrade")
-
-	// The other writer finishes (here: fails); rudder then upgrades.
-	rel, err := store.Get(relName, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel.SetStatus(release.StatusFailed, "Upgrade failed: the other writer gave up")
-	if err := store.Update(rel); err != nil {
-		t.Fatal(err)
-	}
-	waitRevisions(t, ns, relName, "1:superseded", "2:failed", "3:deployed")
 }
 
 // installCut installs WebApp cut in ns and returns its Deployment.
@@ -151,7 +163,7 @@ func TestReconciler_UpgradesAfterACanceledUpgrade(t *testing.T) {
 	before := installCut(t, ns)
 
 	// What the canceled upgrade left: 1 superseded, 2 failed.
-	store := forgePending(t, ns, "webapp-cut", nil)
+	store := forgePending(t, rudderStore(t, ns, get(t, webappGVK, ns, "cut").GetUID()), "webapp-cut", nil)
 	for n, status := range map[int]release.Status{1: release.StatusSuperseded, 2: release.StatusFailed} {
 		rel, err := store.Get("webapp-cut", n)
 		if err != nil {
@@ -183,7 +195,7 @@ func TestReconciler_FinishesAReinstallCutShort(t *testing.T) {
 	before := installCut(t, ns)
 	// What the cut reinstall left of the failed install: revision 1 as Helm's
 	// uninstall marks it, with the labels rudder merges into that write.
-	store := helmStore(t, ns)
+	store := rudderStore(t, ns, get(t, webappGVK, ns, "cut").GetUID())
 	rel, err := store.Get("webapp-cut", 1)
 	if err != nil {
 		t.Fatal(err)

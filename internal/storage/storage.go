@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 	"unique"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,19 @@ type Revision struct {
 	// UID is the storage Secret's UID: a revision number can come back after
 	// an uninstall, a UID never does.
 	UID types.UID
+	// Secret is the storage Secret's name, Created when it was created, and
+	// ResourceVersion the version of it the cache holds.
+	Secret          string
+	Created         time.Time
+	ResourceVersion string
+	// Signed says rudder wrote the revision for the custom resource it is
+	// read for (package signature), which History's caller verifies: only
+	// then are its labels and status evidence.
+	Signed bool
+	// Undecodable says its Secret, not signed, does not hold a release Helm
+	// can decode, which History's caller found out: it is evidence of
+	// nothing, not even of a revision another Helm client serves.
+	Undecodable bool
 }
 
 // indexRelease indexes the storage cache by release name (Helm's label
@@ -108,7 +122,8 @@ func History(ctx context.Context, c cache.Cache, ns, name string) ([]Revision, e
 		if err != nil {
 			continue // not a revision Helm wrote
 		}
-		revs = append(revs, Revision{Number: n, Status: s.Labels[labelStatus], Labels: s.Labels, UID: s.UID})
+		revs = append(revs, Revision{Number: n, Status: s.Labels[labelStatus], Labels: s.Labels, UID: s.UID, Secret: s.Name, Created: s.CreationTimestamp.Time,
+			ResourceVersion: s.ResourceVersion})
 	}
 	sort.Slice(revs, func(i, j int) bool { return revs[i].Number > revs[j].Number })
 	return revs, nil

@@ -133,7 +133,7 @@ func TestDatabase_Lifecycle(t *testing.T) {
 		t.Errorf("claim data-%s-0 annotations %v, want rudder.dev/restored-from %s/…", copyDB, restored.Annotations, sourceDB)
 	}
 
-	t.Log("delete keeps the data and the credentials; a new Database of that name reattaches")
+	t.Log("delete keeps the data and the credentials; a new Database of that name reattaches once they are handed over")
 	dataBefore, backupsBefore := claimOf(t, "data-"+sourceDB+"-0"), claimOf(t, sourceDB+"-backup")
 	kubectl(t, "delete", "database", sourceDB, "-n", namespace, "--wait=true", "--timeout=2m")
 	eventually(t, "release database-"+sourceDB+" to be uninstalled", func() error {
@@ -148,6 +148,20 @@ func TestDatabase_Lifecycle(t *testing.T) {
 		}
 	}
 	seed(t, "kubectl apply -f "+databaseSample)
+	// Another Database of the name: it does not start on the earlier one's
+	// data until someone who may edit claims hands them over.
+	eventually(t, "the new Database holding back on the kept data claim", func() error {
+		return conditionIs("database", namespace, sourceDB, "StorageSized", metav1.ConditionFalse, []string{"ObjectNotOwned"}, "data-"+sourceDB+"-0", "kubectl annotate")
+	})
+	if out, err := run("kubectl", "get", "statefulset", sourceDB, "-n", namespace, "-o", "name"); err == nil && strings.TrimSpace(out) != "" {
+		t.Errorf("the new Database started on the earlier one's data: %s", out)
+	}
+	var again database
+	mustGetJSON(t, &again, "database", sourceDB, "-n", namespace)
+	for _, claim := range []string{"data-" + sourceDB + "-0", sourceDB + "-backup"} {
+		kubectl(t, "annotate", "pvc", claim, "-n", namespace, "--overwrite",
+			"rudder.dev/generated-for=Database/"+sourceDB+"/"+string(again.Metadata.UID))
+	}
 	waitDatabaseReady(t, sourceDB, "16")
 	if after := credentials(t, sourceDB); after.UID != secret.UID || string(after.Data["password"]) != string(secret.Data["password"]) {
 		t.Error("the re-created Database has other credentials than before")

@@ -44,6 +44,12 @@ func TestTenancy(t *testing.T) {
 		{"hook-by-name", testTenancyHookByName},
 		{"undecodable-storage", testTenancyUndecodableStorage},
 		{"service-account", testTenancyServiceAccount},
+		{"forged-base", testTenancyForgedBase},
+		{"forged-lock", testTenancyForgedLock},
+		{"reused-name", testTenancyReusedName},
+		{"chosen-account", testTenancyChosenAccount},
+		{"invalid-account", testTenancyInvalidAccount},
+		{"credentials", testTenancyCredentials},
 	}
 	for _, m := range []tenancyMode{{name: "self"}, {name: "lockdown", lockdown: true}} {
 		t.Run(m.name, func(t *testing.T) {
@@ -408,6 +414,8 @@ func testTenancyServiceAccount(t *testing.T, tn *tenancy) {
 	var annotations map[string]string
 	if !tn.mode.lockdown {
 		annotations = map[string]string{"rudder.dev/service-account": deployer}
+		allowAccounts(t, tn.a, deployer) // the platform's choice (docs/security.md)
+		allowAccounts(t, tn.b, deployer)
 		tn.bindDeployer(tn.a, deployerKinds("service-account")...)
 		plain := newApp(t, tn.a, "plain")
 		tn.tenantCreates(webAppObject(tn.a, "plain", nil))

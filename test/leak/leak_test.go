@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/hooks/backup"
 	"github.com/rudder-operator/rudder/internal/hooks/password"
 	"github.com/rudder-operator/rudder/internal/manager"
@@ -123,8 +124,9 @@ func TestGeneratedPassword_NeverLeaks(t *testing.T) {
 	testenv.Eventually(t, "Secret alpha-credentials", func() error {
 		return c.k8s.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "alpha-credentials"}, &alphaSecret)
 	})
-	if got := alphaSecret.Annotations[password.GeneratedAnnotation]; got != "Database/alpha" {
-		t.Fatalf("Secret alpha-credentials: annotation %s = %q, want Database/alpha (a generated Secret)", password.GeneratedAnnotation, got)
+	if got := hook.GeneratedForName(&alphaSecret); got != "Database/alpha" {
+		t.Fatalf("Secret alpha-credentials: annotation %s = %q, want Database/alpha and its UID (a generated Secret)",
+			password.GeneratedAnnotation, alphaSecret.Annotations[password.GeneratedAnnotation])
 	}
 	alphaPassword := string(alphaSecret.Data["password"])
 	if len(alphaPassword) != password.Length {

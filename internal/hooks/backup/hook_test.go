@@ -126,8 +126,8 @@ func TestHook_KeepsCronJobAndVolume(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := pvc.Spec.Resources.Requests.Storage().String(); got != "2Gi" || len(pvc.OwnerReferences) != 0 ||
-		pvc.Annotations[hook.AnnotationGeneratedFor] != "Database/orders" {
-		t.Errorf("backup volume of %s with owners %v, annotations %v; want 2Gi, none, made for Database/orders",
+		pvc.Annotations[hook.AnnotationGeneratedFor] != hook.GeneratedFor(db) {
+		t.Errorf("backup volume of %s with owners %v, annotations %v; want 2Gi, none, made for this Database/orders by UID",
 			got, pvc.OwnerReferences, pvc.Annotations)
 	}
 	if res.Condition.Status != metav1.ConditionUnknown || res.Condition.Reason != "NoBackupYet" || res.RequeueAfter == 0 {

@@ -136,8 +136,8 @@ func (h *Restore) Reconcile(ctx context.Context, obj *unstructured.Unstructured,
 	}
 
 	var source corev1.PersistentVolumeClaim
-	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: req.from + "-backup"}, &source)
-	if err == nil && source.Annotations[hook.AnnotationGeneratedFor] != obj.GetKind()+"/"+req.from {
+	err = hook.Reading(ctx, h.Reader).Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: req.from + "-backup"}, &source)
+	if err == nil && hook.GeneratedForName(&source) != obj.GetKind()+"/"+req.from {
 		return pending(req, hook.ReasonObjectNotOwned, fmt.Sprintf("spec.restore.from: claim %s was not made by rudder's backup hook "+
 			"for Database %s, so rudder does not restore from it; name a Database with backups (spec.backup.enabled)",
 			source.Name, req.from), time.Minute), nil

@@ -154,8 +154,8 @@ func TestRestore_Lifecycle(t *testing.T) {
 	if got := data.Annotations[AnnotationRestoredFrom]; got != "shop/shop-20261129T020000Z.dump" {
 		t.Errorf("claim annotation %s = %q, want the source and dump", AnnotationRestoredFrom, got)
 	}
-	if got := data.Annotations[hook.AnnotationGeneratedFor]; got != "Database/orders" {
-		t.Errorf("claim annotation %s = %q, want Database/orders", hook.AnnotationGeneratedFor, got)
+	if got := data.Annotations[hook.AnnotationGeneratedFor]; got != hook.GeneratedFor(db) {
+		t.Errorf("claim annotation %s = %q, want %s", hook.AnnotationGeneratedFor, got, hook.GeneratedFor(db))
 	}
 
 	// Deleted and created again (Retain): the claim says it was restored.

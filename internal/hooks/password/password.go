@@ -39,7 +39,9 @@ const (
 type Hook struct {
 	// Client creates and deletes Secrets.
 	Client client.Client
-	// Reader reads Secrets from the API server: Secrets are not cached.
+	// Reader reads Secrets from the API server when rudder acts as itself
+	// for the resource (Secrets are not cached); otherwise they are read as
+	// the resource's account (hook.Reading).
 	Reader client.Reader
 	// Rand is the randomness of passwords; crypto/rand when nil.
 	Rand io.Reader
@@ -98,7 +100,7 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 		"secretName": creds.secretName, "usernameKey": creds.usernameKey, "passwordKey": creds.passwordKey,
 	}}}
 	var secret corev1.Secret
-	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: creds.secretName}, &secret)
+	err = hook.Reading(ctx, h.Reader).Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: creds.secretName}, &secret)
 	if apierrors.IsNotFound(err) {
 		secret, err = h.generate(ctx, obj, creds)
 	}
@@ -152,7 +154,7 @@ func (h *Hook) generate(ctx context.Context, obj *unstructured.Unstructured, cre
 	err = hook.Acting(ctx, h.Client).Create(ctx, &secret)
 	if apierrors.IsAlreadyExists(err) {
 		var existing corev1.Secret
-		err = h.Reader.Get(ctx, client.ObjectKeyFromObject(&secret), &existing)
+		err = hook.Reading(ctx, h.Reader).Get(ctx, client.ObjectKeyFromObject(&secret), &existing)
 		return existing, err
 	}
 	return secret, err
@@ -172,7 +174,7 @@ func (h *Hook) Finalize(ctx context.Context, obj *unstructured.Unstructured) err
 			"to keep the Secret", err)
 	}
 	var secret corev1.Secret
-	err = h.Reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: creds.secretName}, &secret)
+	err = hook.Reading(ctx, h.Reader).Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: creds.secretName}, &secret)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,6 +93,7 @@ func database(ns, name string, spec map[string]any) *unstructured.Unstructured {
 	u.SetKind("Database")
 	u.SetNamespace(ns)
 	u.SetName(name)
+	u.SetUID(types.UID("uid-" + ns + "-" + name))
 	return u
 }
 

@@ -74,8 +74,9 @@ func (h *Hook) Reconcile(ctx context.Context, obj *unstructured.Unstructured, va
 		}
 	}
 	return hook.Result{
-		Condition:    metav1.Condition{Status: worst.status, Reason: worst.reason, Message: worst.message},
-		RequeueAfter: worst.poll,
+		Condition:     metav1.Condition{Status: worst.status, Reason: worst.reason, Message: worst.message},
+		RequeueAfter:  worst.poll,
+		BlocksRelease: data.foreign,
 	}, nil
 }
 
@@ -116,13 +117,16 @@ type sizing struct {
 	reason  string
 	message string
 	poll    time.Duration
+	foreign bool // the claim is there and is not the resource's
 }
 
 // size expands claim name of obj to want, the size spec field field asks
 // for, when it asks for less, and says where it stands. A claim that is not
 // obj's is left alone: the backup claim must carry obj's
 // hook.AnnotationGeneratedFor; a data claim of the release (release) may also
-// be one its StatefulSet made, which is then recorded as obj's.
+// be one its StatefulSet made, which is then recorded as obj's. A data claim
+// that is there and is not obj's (kept from an earlier Database of the name)
+// holds the release back: its StatefulSet would start on that data.
 func (h *Hook) size(ctx context.Context, obj *unstructured.Unstructured, name, field string, want resource.Quantity, release bool) (sizing, error) {
 	var claim corev1.PersistentVolumeClaim
 	err := h.Reader.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, &claim)
@@ -133,12 +137,17 @@ func (h *Hook) size(ctx context.Context, obj *unstructured.Unstructured, name, f
 	if err != nil {
 		return sizing{}, fmt.Errorf("reading claim %s: %w", name, err)
 	}
+	owned := hook.IsGeneratedFor(obj, &claim)
 	mark := release && hook.MadeByRelease(obj, &claim)
-	if !mark && !hook.IsGeneratedFor(obj, &claim) {
-		c := hook.NotOwned(obj, "PersistentVolumeClaim", name, "does not resize it ("+field+")", true)
-		return sizing{rank: 4, status: c.Status, reason: c.Reason, message: c.Message, poll: refusedPoll}, nil
+	if !mark && !owned {
+		does := "does not resize it (" + field + ")"
+		if release {
+			does = "does not install or upgrade the release, whose StatefulSet would start on that data"
+		}
+		c := hook.NotOwned(obj, "PersistentVolumeClaim", name, does, true)
+		return sizing{rank: 4, status: c.Status, reason: c.Reason, message: c.Message, poll: time.Minute, foreign: release}, nil
 	}
-	if mark {
+	if mark || claim.Annotations[hook.AnnotationGeneratedFor] != hook.GeneratedFor(obj) { // recorded, or by name alone before
 		patch := client.MergeFrom(claim.DeepCopy())
 		metav1.SetMetaDataAnnotation(&claim.ObjectMeta, hook.AnnotationGeneratedFor, hook.GeneratedFor(obj))
 		if err := hook.Acting(ctx, h.Client).Patch(ctx, &claim, patch); err != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -95,6 +97,7 @@ func database(t *testing.T, size string) *unstructured.Unstructured {
 	u.SetKind("Database")
 	u.SetNamespace(ns)
 	u.SetName("orders")
+	u.SetUID(types.UID("uid-" + ns))
 	return u
 }
 
@@ -132,8 +135,8 @@ func TestHook_GrowsTheDataClaim(t *testing.T) {
 	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "5Gi" {
 		t.Errorf("claim requests %s, want 5Gi", got.String())
 	}
-	if got := pvc.Annotations[hook.AnnotationGeneratedFor]; got != "Database/orders" {
-		t.Errorf("claim the StatefulSet made is recorded for %q, want Database/orders", got)
+	if got := pvc.Annotations[hook.AnnotationGeneratedFor]; got != hook.GeneratedFor(db) {
+		t.Errorf("claim the StatefulSet made is recorded for %q, want %s", got, hook.GeneratedFor(db))
 	}
 
 	// The storage provider expanded the volume.
@@ -237,5 +240,44 @@ func TestHook_LeavesOthersClaimsAlone(t *testing.T) {
 				t.Errorf("claim %s was changed: requests %v, annotations %v", tt.claim, after.Spec.Resources.Requests, after.Annotations)
 			}
 		})
+	}
+}
+
+// A data claim kept from an earlier Database of the same name is not this
+// one's: the hook neither resizes nor records it, and holds the release back,
+// whose StatefulSet would start on that data, until whoever may edit the
+// claim hands it over.
+func TestHook_HoldsTheReleaseOnAnotherDatabasesData(t *testing.T) {
+	ctx := context.Background()
+	storageClass(t, "kept", true)
+	h := &Hook{Client: k8s, Reader: k8s}
+	db := database(t, "5Gi")
+	earlier := map[string]string{hook.AnnotationGeneratedFor: "Database/orders/uid-of-an-earlier-life"}
+	boundClaim(t, db.GetNamespace(), "data-orders-0", "kept", "1Gi", earlier)
+	db.SetCreationTimestamp(metav1.Now())
+
+	res, err := h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
+	if err != nil || !res.BlocksRelease || res.Condition.Status != metav1.ConditionFalse || res.Condition.Reason != hook.ReasonObjectNotOwned ||
+		!strings.Contains(res.Condition.Message, "kubectl annotate persistentvolumeclaim data-orders-0 "+hook.AnnotationGeneratedFor+"="+hook.GeneratedFor(db)) {
+		t.Fatalf("another Database's claim: %+v (blocks the release %v), %v; want False ObjectNotOwned, blocking, saying how to hand it over",
+			res.Condition, res.BlocksRelease, err)
+	}
+	var pvc corev1.PersistentVolumeClaim
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: db.GetNamespace(), Name: "data-orders-0"}, &pvc); err != nil {
+		t.Fatal(err)
+	}
+	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "1Gi" || pvc.Annotations[hook.AnnotationGeneratedFor] != earlier[hook.AnnotationGeneratedFor] {
+		t.Errorf("the earlier Database's claim was changed: requests %s, annotations %v", got.String(), pvc.Annotations)
+	}
+
+	// Handed over by someone who may edit claims: this Database's now.
+	patch := client.MergeFrom(pvc.DeepCopy())
+	pvc.Annotations[hook.AnnotationGeneratedFor] = hook.GeneratedFor(db)
+	if err := k8s.Patch(ctx, &pvc, patch); err != nil {
+		t.Fatal(err)
+	}
+	res, err = h.Reconcile(ctx, db, db.Object["spec"].(map[string]any))
+	if err != nil || res.BlocksRelease || res.Condition.Reason == hook.ReasonObjectNotOwned {
+		t.Fatalf("after the hand-over: %+v (blocks the release %v), %v; want it resized, not blocking", res.Condition, res.BlocksRelease, err)
 	}
 }

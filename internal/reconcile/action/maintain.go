@@ -59,7 +59,7 @@ func (s Maintain) Run(ctx context.Context, rel *Release) (Result, error) {
 	}
 	h, drift := s.Assessor.Assess(ctx, assess.Target{
 		Resource: rel.Resource, Actor: rel.Actor, Revision: rel.Deployed, Seen: rel.Seen, Scope: rel.Scope,
-	}, true)
+	}, !plan.HoldsRepair(rel.Facts))
 	rel.Health = &h
 	if drift != nil {
 		rel.Drift = drift

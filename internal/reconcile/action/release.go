@@ -82,12 +82,10 @@ func (w Writer) expect(rel *Release, written *helm.Release) {
 	w.Memory.Expect(rel.Key, written, before, w.Clock.Now())
 }
 
-// nextRevision is the number Helm gives the next revision of rel.
+// nextRevision is the number the next revision of rel gets: past every
+// stored one, signed or not.
 func nextRevision(rel *Release) int {
-	if rel.Facts.Latest == nil {
-		return 1
-	}
-	return rel.Facts.Latest.Number + 1
+	return rel.Facts.Stored + 1
 }
 
 // mark makes sure written, just written by rudder, carries its own number
@@ -118,6 +116,8 @@ func FailureReason(err error, fallback string) string {
 		return status.ReasonOutsideNamespace
 	case errors.Is(err, helm.ErrClusterScopedNotAllowed):
 		return status.ReasonClusterScopedNotAllowed
+	case errors.Is(err, helm.ErrNotOwned):
+		return status.ReasonObjectNotOwned
 	case apierrors.IsForbidden(err) || strings.Contains(err.Error(), " is forbidden: User "):
 		// Helm joins some API errors into strings: the message counts too.
 		return status.ReasonForbidden

@@ -26,6 +26,7 @@ func TestFailureReason(t *testing.T) {
 		{"not signed", fmt.Errorf("rollback: %w", helm.ErrNotSigned), status.ReasonRevisionNotSigned},
 		{"outside the namespace", fmt.Errorf("render: %w", helm.ErrOutsideNamespace), status.ReasonOutsideNamespace},
 		{"cluster-scoped", fmt.Errorf("render: %w", helm.ErrClusterScopedNotAllowed), status.ReasonClusterScopedNotAllowed},
+		{"not owned", fmt.Errorf("upgrade: %w", helm.ErrNotOwned), status.ReasonObjectNotOwned},
 		{"forbidden", forbidden, status.ReasonForbidden},
 		{"forbidden, joined into a string by Helm", errors.New(`create: deployments.apps "web" is forbidden: User "system:serviceaccount:ns:sa" cannot create`), status.ReasonForbidden},
 		{"anything else", errors.New("timed out"), status.ReasonUpgradeFailed},
@@ -49,9 +50,14 @@ func TestLabels(t *testing.T) {
 		got[storage.LabelChartDigest] != "c" || got[storage.LabelWrittenAt] != fmt.Sprint(now.Unix()) {
 		t.Errorf("first revision's labels: %v", got)
 	}
-	next := &Release{Observation: &status.Observation{Facts: plan.Facts{Want: want, Latest: &storage.Revision{Number: 4}}}}
+	next := &Release{Observation: &status.Observation{Facts: plan.Facts{Want: want, Latest: &storage.Revision{Number: 4}, Stored: 4}}}
 	got = labels(w, next, []string{storage.LabelRollbackTo})
 	if got[storage.LabelRevision] != "5" || got[storage.LabelRollbackTo] != "null" {
 		t.Errorf("labels after revision 4, clearing %s: %v", storage.LabelRollbackTo, got)
+	}
+	// A revision rudder did not sign is numbered past too: it is stored.
+	past := &Release{Observation: &status.Observation{Facts: plan.Facts{Want: want, Latest: &storage.Revision{Number: 4}, Stored: 7}}}
+	if got = labels(w, past, nil); got[storage.LabelRevision] != "8" {
+		t.Errorf("labels after revision 4 and an unsigned revision 7: %v", got)
 	}
 }

@@ -87,7 +87,7 @@ func (s Reinstall) Run(ctx context.Context, rel *Release) (Result, error) {
 	// its labels must say, and Helm need not list the history. A cache that
 	// still shows the old revisions cannot meet the install's expectation:
 	// they were never deployed.
-	rel.Facts.Latest, rel.History, rel.Latest = nil, nil, nil
+	rel.Facts.Latest, rel.Facts.Stored, rel.History, rel.Latest = nil, 0, nil, nil
 	return s.Install.Run(ctx, rel)
 }
 

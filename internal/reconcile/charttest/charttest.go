@@ -106,6 +106,14 @@ func (t Tester) Run(ctx context.Context, o *status.Observation, key types.Namesp
 	}
 	token := o.Resource.GetAnnotations()[status.AnnotationTestRequestedAt]
 	requested := Requested(o.Resource)
+	if o.Facts.Deployed == nil { // another Helm client's revision serves: rudder runs none of its hooks
+		if requested {
+			o.TestHandled = token
+			o.TestNotRun = fmt.Sprintf("Not tested: revision %d, which serves, was written by another Helm client, and rudder runs no hook of it; "+
+				"run helm test, or change the spec to have rudder deploy it again", o.Facts.Serving.Number)
+		}
+		return nil
+	}
 	switch {
 	case requested && t.Memory.TestAnswered(key, token):
 		o.TestHandled = token // by a status write the cache does not show yet

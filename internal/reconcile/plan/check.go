@@ -44,7 +44,7 @@ func (st Step) Check(f Facts) error {
 			missing = "a rollback request"
 		}
 	case StepNone:
-		if f.Deployed == nil {
+		if f.Deployed == nil && !KeepsOutOfBand(f) {
 			missing = "a deployed revision"
 		}
 	case StepRollback:

@@ -17,13 +17,38 @@ func DigestsOf(rev *storage.Revision) Digests {
 
 // Facts are what plan decides from, all observed before any action.
 type Facts struct {
-	Deleting  bool
-	Paused    bool
+	Deleting bool
+	Paused   bool
+	// ActorErr says rudder may act as no one for the resource: its
+	// rudder.dev/service-account names no account, or one its namespace does
+	// not allow. Nothing is done for it, not even its uninstall, until that
+	// changes: rudder never falls back to its own rights.
+	ActorErr  error
 	ValuesErr error
 	HookErr   error // the first hook that failed, which blocks any Helm step
 	Want      Digests
-	Latest    *storage.Revision // newest stored revision, nil when none
-	Deployed  *storage.Revision // newest deployed revision, nil when none
+	// Only the revisions rudder signed for the resource are evidence: the
+	// facts below are read from them alone, as if no other were stored,
+	// but for Serving and Stored.
+	Latest   *storage.Revision // newest signed revision, nil when none
+	Deployed *storage.Revision // newest signed deployed revision, nil when none
+	// Serving is the newest deployed revision, whoever wrote it: another
+	// Helm client's (ServedOutOfBand) or rudder's. Status reports it; no step
+	// rests on it unless signed.
+	Serving *storage.Revision
+	// Foreign is the newest revision not signed, when it is newer than
+	// every signed one: another Helm client's operation, or a forgery.
+	Foreign *storage.Revision
+	// ForeignUnderWay says Foreign is pending and younger than
+	// ForeignOperationTimeout: another Helm client's operation may be under
+	// way, which rudder, while the spec asks nothing of it, does not
+	// overtake (AwaitsOutOfBand), and under outOfBand: keep does not fight
+	// with drift repair (HoldsRepair). Older, it is taken for abandoned or
+	// forged, and ignored.
+	ForeignUnderWay bool
+	// Stored is the highest revision number stored, signed or not: the next
+	// revision is numbered past it.
+	Stored int
 	// EverDeployed is set when a stored revision is or was deployed: an
 	// upgrade canceled half-way (SIGTERM) can leave none deployed, and such
 	// a release is upgraded (Helm upgrades from the last failed revision),
@@ -50,8 +75,8 @@ type Facts struct {
 	Remediation watches.Remediation
 	OutOfBand   watches.OutOfBand
 
-	Ours              *storage.Revision // newest revision rudder wrote, nil when none
-	Previous          *storage.Revision // newest revision deployed before `deployed`, nil when none
+	Ours              *storage.Revision // newest revision rudder wrote (Latest), nil when none
+	Previous          *storage.Revision // newest signed revision deployed before `deployed`, nil when none
 	Stalled           bool              // `deployed` did not become Ready within remediation.readinessTimeout
 	TestFailed        bool              // `deployed` failed its chart tests, which the kind counts (test.enable)
 	RemediationFailed bool              // a rollback remediating `want` failed: try no other

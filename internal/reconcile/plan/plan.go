@@ -51,6 +51,8 @@ func Plan(f Facts) Step {
 // planRelease picks the step for the observed facts, dependencies aside.
 func planRelease(f Facts) Step {
 	switch {
+	case f.ActorErr != nil:
+		return StepInvalid
 	case f.Deleting:
 		return StepUninstall
 	case f.Paused:
@@ -66,6 +68,8 @@ func planRelease(f Facts) Step {
 			return StepUnlock
 		}
 		return StepWait // another writer's, or a live rudder's: theirs to finish
+	case AwaitsOutOfBand(f):
+		return StepWait // another Helm client's operation over rudder's revision: nothing asks rudder to act
 	case f.Latest != nil && f.Latest.Status == "uninstalled":
 		// Another Helm client ran `helm uninstall --keep-history`.
 		if KeepsUninstall(f) {
@@ -89,11 +93,13 @@ func planRelease(f Facts) Step {
 	case f.Deployed == nil && f.Latest != nil && f.Latest.Status == "failed" &&
 		f.Remediation.InstallFailure == watches.InstallFailureUninstall:
 		return StepDropInstall
-	case f.Deployed != nil && KeepsOutOfBand(f):
+	case KeepsOutOfBand(f):
 		return StepNone // held on another Helm client's revision
-	case f.Deployed != nil && HeldAfterRemediation(f):
+	// While another Helm client's revision serves (ServedOutOfBand), the
+	// release is upgraded back to the spec from the newest signed revision.
+	case f.Deployed != nil && HeldAfterRemediation(f) && !ServedOutOfBand(f):
 		return StepNone // held on the rollback made after `want` failed
-	case f.Deployed != nil && WrittenByRudder(f.Deployed) && DigestsOf(f.Deployed) == f.Want:
+	case f.Deployed != nil && DigestsOf(f.Deployed) == f.Want && !ServedOutOfBand(f):
 		if (f.Stalled || f.TestFailed) && RemediationTarget(f) != nil {
 			return StepRemediate
 		}

@@ -26,6 +26,12 @@ var writers = map[string]func(r *storage.Revision) *storage.Revision{
 	"helm CLI, no labels": func(r *storage.Revision) *storage.Revision {
 		return &storage.Revision{Number: r.Number, Status: r.Status, UID: r.UID, Labels: map[string]string{}}
 	},
+	"forged, rudder's labels written": func(r *storage.Revision) *storage.Revision {
+		r = held(r, "me")
+		r.Labels[storage.LabelUninstallOf] = r.Labels[storage.LabelRevision]
+		r.Signed = false
+		return r
+	},
 }
 
 // histories returns every history of up to three revisions over
@@ -84,6 +90,7 @@ func TestPlan_EveryHistory(t *testing.T) {
 			var base Facts
 			base.FromHistory(hist)
 			base.CaughtUp, base.Self = true, "me"
+			base.ForeignUnderWay = base.Foreign != nil && IsPending(base.Foreign.Status)
 			base.HolderAlive = base.Latest != nil && base.Latest.Labels[storage.LabelHolder] == "alive" && LeftByRudder(base.Latest, "me")
 			for _, rb := range rollbacks {
 				for _, rt := range retries {
@@ -111,8 +118,17 @@ func TestPlan_EveryHistory(t *testing.T) {
 										if f.HolderAlive && st == StepUnlock {
 											t.Fatalf("history %v: unlocked the pending revision of a rudder process that still runs", statuses)
 										}
-										if len(hist) > 0 && hist[0].Status == "uninstalled" && st != StepInstall && st != StepHold {
+										if len(hist) > 0 && hist[0].Signed && hist[0].Status == "uninstalled" && st != StepInstall && st != StepHold {
 											t.Fatalf("history %v: newest revision uninstalled by hand, planned %s; want install (or hold under outOfBand: keep)", statuses, st)
+										}
+										if len(hist) > 0 && !hist[0].Signed && hist[0].Status != "deployed" && !AwaitsOutOfBand(f) {
+											g := f
+											g.Latest, g.Deployed, g.Serving, g.EverDeployed, g.Ours, g.Previous, g.Stored = nil, nil, nil, false, nil, nil, 0
+											g.FromHistory(hist[1:])
+											if without := Plan(g); without != st {
+												t.Fatalf("history %v (newest by %s): planned %s, and %s without that revision, which rudder did not sign: it decided",
+													statuses, wname, st, without)
+											}
 										}
 									}
 								}

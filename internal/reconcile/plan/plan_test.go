@@ -14,18 +14,37 @@ import (
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
-// rev is a revision rudder wrote.
+// rev is a revision rudder wrote, signed.
 func rev(n int, status string, d Digests) *storage.Revision {
-	return &storage.Revision{Number: n, Status: status, UID: types.UID(fmt.Sprint("uid-", n)), Labels: map[string]string{
+	return &storage.Revision{Number: n, Status: status, UID: types.UID(fmt.Sprint("uid-", n)), Signed: true, Labels: map[string]string{
 		storage.LabelValuesDigest: d.Values, storage.LabelChartDigest: d.Chart, storage.LabelRevision: strconv.Itoa(n),
 	}}
 }
 
 // byHand is r as helm upgrade or helm rollback writes it: with the labels of
-// revision `from` copied.
+// revision `from` copied, rudder's signature among them, which does not hold
+// for r's number.
 func byHand(r *storage.Revision, from int) *storage.Revision {
 	r.Labels[storage.LabelRevision] = strconv.Itoa(from)
+	r.Signed = false
 	return r
+}
+
+// copiedFrom is r, a rollback rudder made to revision `from`: Helm copied
+// that revision's labels, and rudder signed it.
+func copiedFrom(r *storage.Revision, from int) *storage.Revision {
+	r.Labels[storage.LabelRevision] = strconv.Itoa(from)
+	return r
+}
+
+// history returns f with the facts of hist, newest first, as observed.
+func history(f Facts, hist ...*storage.Revision) Facts {
+	revs := make([]storage.Revision, len(hist))
+	for i, r := range hist {
+		revs[i] = *r
+	}
+	f.FromHistory(revs)
+	return f
 }
 
 // remediating marks r as a rollback made because digests d failed.
@@ -94,17 +113,31 @@ func TestPlan(t *testing.T) {
 		{name: "pending, held by this process", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: held(rev(2, "pending-upgrade", v2), "me"), Deployed: rev(1, "deployed", v1)}, want: StepUnlock},
 		{name: "pending, held by another process that runs", f: Facts{CaughtUp: true, Self: "me", HolderAlive: true, Want: v2, Latest: held(rev(2, "pending-upgrade", v2), "peer"), Deployed: rev(1, "deployed", v1)}, want: StepWait},
 		{name: "pending, left by a rudder that is gone", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: held(rev(2, "pending-install", v2), "gone")}, want: StepUnlock},
-		{name: "pending upgrade by hand, rudder's labels copied", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: byHand(held(rev(2, "pending-upgrade", v1), "gone"), 1), Deployed: rev(1, "deployed", v1)}, want: StepWait},
-		{name: "pending rollback left by a rudder that is gone", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: rollingBackAs(byHand(held(rev(3, "pending-rollback", v1), "gone"), 1), 3), Deployed: rev(2, "deployed", v2)}, want: StepUnlock},
-		{name: "pending rollback by hand, rudder's labels copied", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: byHand(held(rev(3, "pending-rollback", v1), "gone"), 1), Deployed: rev(2, "deployed", v2)}, want: StepWait},
-		{name: "pending rollback by hand to a revision rudder rolled back to before", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: rollingBackAs(byHand(held(rev(5, "pending-rollback", v1), "gone"), 1), 3), Deployed: rev(4, "deployed", v2)}, want: StepWait},
-		{name: "rollback by rudder, stopped before relabeling it: not out of band", f: Facts{CaughtUp: true, Self: "me", Want: v1, Latest: rollingBackAs(byHand(rev(3, "deployed", v1), 1), 3), Deployed: rollingBackAs(byHand(rev(3, "deployed", v1), 1), 3)}, want: StepNone},
-		{name: "rollback by hand to the same revision: out of band", f: Facts{CaughtUp: true, Self: "me", Want: v1, Latest: byHand(rev(3, "deployed", v1), 1), Deployed: byHand(rev(3, "deployed", v1), 1)}, want: StepUpgrade},
+		// A revision rudder did not sign is no lock: the spec goes on as if it were not stored.
+		{name: "pending upgrade by hand, rudder's labels copied: no lock", f: history(Facts{CaughtUp: true, Self: "me", Want: v2},
+			byHand(held(rev(2, "pending-upgrade", v1), "gone"), 1), rev(1, "deployed", v1)), want: StepUpgrade},
+		{name: "pending upgrade forged over an up-to-date release: no lock", f: history(Facts{CaughtUp: true, Self: "me", Want: v1},
+			byHand(held(rev(2, "pending-upgrade", v1), "me"), 2), rev(1, "deployed", v1)), want: StepNone},
+		{name: "helm upgrade by hand under way over rudder's revision, spec unchanged: waited for", f: history(Facts{CaughtUp: true, Self: "me", Want: v1, ForeignUnderWay: true},
+			byHand(rev(2, "pending-upgrade", v1), 1), rev(1, "superseded", v1)), want: StepWait},
+		{name: "helm upgrade by hand pending for longer than any operation runs: no lock", f: history(Facts{CaughtUp: true, Self: "me", Want: v1},
+			byHand(rev(2, "pending-upgrade", v1), 1), rev(1, "superseded", v1)), want: StepUpgrade},
+		{name: "helm upgrade by hand under way over rudder's revision, spec changed: no lock", f: history(Facts{CaughtUp: true, Self: "me", Want: v2, ForeignUnderWay: true},
+			byHand(rev(2, "pending-upgrade", v1), 1), rev(1, "superseded", v1)), want: StepUpgrade},
+		{name: "pending rollback left by a rudder that is gone", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: rollingBackAs(copiedFrom(held(rev(3, "pending-rollback", v1), "gone"), 1), 3), Deployed: rev(2, "deployed", v2)}, want: StepUnlock},
+		{name: "pending rollback by hand, rudder's labels copied: no lock", f: history(Facts{CaughtUp: true, Self: "me", Want: v2},
+			byHand(held(rev(3, "pending-rollback", v1), "gone"), 1), rev(2, "deployed", v2)), want: StepNone},
+		{name: "pending rollback by hand to a revision rudder rolled back to before: no lock", f: history(Facts{CaughtUp: true, Self: "me", Want: v2},
+			rollingBackAs(byHand(held(rev(5, "pending-rollback", v1), "gone"), 1), 3), rev(4, "deployed", v2)), want: StepNone},
+		{name: "rollback by rudder, stopped before relabeling it: not out of band", f: Facts{CaughtUp: true, Self: "me", Want: v1, Latest: rollingBackAs(copiedFrom(rev(3, "deployed", v1), 1), 3), Deployed: rollingBackAs(copiedFrom(rev(3, "deployed", v1), 1), 3)}, want: StepNone},
+		{name: "rollback by hand to the same revision: out of band", f: history(Facts{CaughtUp: true, Self: "me", Want: v1},
+			byHand(rev(3, "deployed", v1), 1), rev(2, "superseded", v2), rev(1, "superseded", v1)), want: StepUpgrade},
 		{name: "uninstall by hand of a revision rudder wrote", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: held(rev(2, "uninstalling", v2), "gone"), Deployed: rev(1, "superseded", v1)}, want: StepWait},
 		{name: "reinstall's uninstall left by a rudder that is gone", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: uninstallOf(held(rev(1, "uninstalling", v1), "gone"), 1)}, want: StepUnlock},
 		{name: "reinstall's uninstall left by this process", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: uninstallOf(held(rev(1, "uninstalling", v1), "me"), 1)}, want: StepUnlock},
 		{name: "reinstall's uninstall by a rudder that runs", f: Facts{CaughtUp: true, Self: "me", HolderAlive: true, Want: v2, Latest: uninstallOf(held(rev(1, "uninstalling", v1), "peer"), 1)}, want: StepWait},
-		{name: "uninstall by hand, rudder's uninstall mark copied by helm upgrade", f: Facts{CaughtUp: true, Self: "me", Want: v2, Latest: uninstallOf(byHand(held(rev(3, "uninstalling", v2), "gone"), 2), 2), Deployed: rev(1, "superseded", v1)}, want: StepWait},
+		{name: "uninstalling by hand a revision helm upgrade wrote, rudder's uninstall mark copied: no lock", f: history(Facts{CaughtUp: true, Self: "me", Want: v2},
+			uninstallOf(byHand(held(rev(3, "uninstalling", v2), "gone"), 2), 2), rev(2, "deployed", v2)), want: StepNone},
 		{name: "first install failed, spec changed", f: Facts{CaughtUp: true, Want: v2, Latest: rev(1, "failed", v1)}, want: StepReinstall},
 		{name: "upgrade canceled half-way, none deployed", f: Facts{CaughtUp: true, Want: v2, Latest: rev(2, "failed", v2), EverDeployed: true, Failures: 1}, want: StepUpgrade},
 		{name: "failed upgrade, spec reverted to deployed", f: Facts{CaughtUp: true, Want: v1, Latest: rev(2, "failed", v2), Deployed: rev(1, "deployed", v1), Failures: 3}, want: StepNone},
@@ -133,14 +166,29 @@ func TestPlan(t *testing.T) {
 		{name: "failed install, policy uninstall, attempts exhausted: still uninstalled", f: Facts{CaughtUp: true, Remediation: uninst, Want: v1, Latest: rev(1, "failed", v1), Failures: 3}, want: StepDropInstall},
 		{name: "failed install uninstalled, backoff", f: Facts{CaughtUp: true, Remediation: uninst, Want: v1, Failures: 1, RetryIn: time.Second}, want: StepWait},
 
-		// Out-of-band Helm.
-		{name: "helm upgrade by hand, revert", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandRevert, Want: v1, Latest: byHand(rev(2, "deployed", v1), 1), Deployed: byHand(rev(2, "deployed", v1), 1), Ours: rev(1, "superseded", v1)}, want: StepUpgrade},
-		{name: "helm rollback by hand, revert", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandRevert, Want: v2, Latest: byHand(rev(3, "deployed", v1), 1), Deployed: byHand(rev(3, "deployed", v1), 1), Ours: rev(2, "superseded", v2)}, want: StepUpgrade},
-		{name: "helm upgrade by hand, keep", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v1, Latest: byHand(rev(2, "deployed", v1), 1), Deployed: byHand(rev(2, "deployed", v1), 1), Ours: rev(1, "superseded", v1)}, want: StepNone},
-		{name: "helm rollback by hand, keep", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v2, Latest: byHand(rev(3, "deployed", v1), 1), Deployed: byHand(rev(3, "deployed", v1), 1), Ours: rev(2, "superseded", v2)}, want: StepNone},
-		{name: "by hand, keep, spec changed since: upgrade", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v2, Latest: byHand(rev(2, "deployed", v1), 1), Deployed: byHand(rev(2, "deployed", v1), 1), Ours: rev(1, "superseded", v1)}, want: StepUpgrade},
-		{name: "by hand, keep, no revision of rudder's left: upgrade", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v1, Latest: byHand(rev(5, "deployed", v1), 1), Deployed: byHand(rev(5, "deployed", v1), 1)}, want: StepUpgrade},
-		{name: "by hand, revert failing: attempts bounded", f: Facts{CaughtUp: true, OutOfBand: watches.OutOfBandRevert, Want: v1, Latest: rev(3, "failed", v1), Deployed: byHand(rev(2, "deployed", v1), 1), Ours: rev(3, "failed", v1), Failures: 3}, want: StepHold},
+		// Out-of-band Helm: the revision serves, but the upgrade back to the spec rests on rudder's.
+		{name: "helm upgrade by hand, revert", f: history(Facts{CaughtUp: true, OutOfBand: watches.OutOfBandRevert, Want: v1},
+			byHand(rev(2, "deployed", v1), 1), rev(1, "superseded", v1)), want: StepUpgrade},
+		{name: "helm rollback by hand, revert", f: history(Facts{CaughtUp: true, OutOfBand: watches.OutOfBandRevert, Want: v2},
+			byHand(rev(3, "deployed", v1), 1), rev(2, "superseded", v2), rev(1, "superseded", v1)), want: StepUpgrade},
+		{name: "helm upgrade by hand, keep", f: history(Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v1},
+			byHand(rev(2, "deployed", v1), 1), rev(1, "superseded", v1)), want: StepNone},
+		{name: "helm rollback by hand, keep", f: history(Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v2},
+			byHand(rev(3, "deployed", v1), 1), rev(2, "superseded", v2), rev(1, "superseded", v1)), want: StepNone},
+		{name: "by hand, keep, spec changed since: upgrade", f: history(Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v2},
+			byHand(rev(2, "deployed", v1), 1), rev(1, "superseded", v1)), want: StepUpgrade},
+		{name: "by hand, keep, no revision of rudder's left: installed as if none were stored", f: history(Facts{CaughtUp: true, OutOfBand: watches.OutOfBandKeep, Want: v1},
+			byHand(rev(5, "deployed", v1), 1)), want: StepInstall},
+		{name: "by hand, revert failing: attempts bounded", f: history(Facts{CaughtUp: true, OutOfBand: watches.OutOfBandRevert, Want: v1, Failures: 3},
+			rev(3, "failed", v1), byHand(rev(2, "deployed", v1), 1), rev(1, "superseded", v1)), want: StepHold},
+		{name: "forged deployed revision over rudder's: upgraded from rudder's, as if it were not stored", f: history(Facts{CaughtUp: true, Want: v1},
+			byHand(rev(3, "deployed", v2), 3), rev(2, "deployed", v1)), want: StepUpgrade},
+		{name: "forged revisions only: installed", f: history(Facts{CaughtUp: true, Want: v1},
+			byHand(rev(2, "pending-install", v1), 2), byHand(rev(1, "deployed", v1), 1)), want: StepInstall},
+
+		// rudder acts as no one for a resource whose account is refused: not even to uninstall it.
+		{name: "account refused", f: Facts{CaughtUp: true, Want: v1, ActorErr: errors.New("x"), ValuesErr: errors.New("x")}, want: StepInvalid},
+		{name: "account refused, deleting: held", f: Facts{Deleting: true, ActorErr: errors.New("x"), ValuesErr: errors.New("x")}, want: StepInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

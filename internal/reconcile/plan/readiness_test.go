@@ -3,6 +3,8 @@ package plan
 import (
 	"testing"
 	"time"
+
+	"github.com/rudder-operator/rudder/internal/storage"
 )
 
 // TestReadinessLeft: a revision has its kind's readiness timeout from its
@@ -25,6 +27,25 @@ func TestReadinessLeft(t *testing.T) {
 	} {
 		if got := ReadinessLeft(tc.deployed, tc.timeout, tc.now); got != tc.want {
 			t.Errorf("%s: ReadinessLeft = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestUnderWay(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		rev  *storage.Revision
+		want bool
+	}{
+		{"none", nil, false},
+		{"pending, a minute old", &storage.Revision{Status: "pending-upgrade", Created: now.Add(-time.Minute)}, true},
+		{"pending, older than any operation runs", &storage.Revision{Status: "pending-rollback", Created: now.Add(-ForeignOperationTimeout)}, false},
+		{"deployed", &storage.Revision{Status: "deployed", Created: now}, false},
+	}
+	for _, tt := range tests {
+		if got := UnderWay(tt.rev, now); got != tt.want {
+			t.Errorf("%s: UnderWay = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

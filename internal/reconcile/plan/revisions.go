@@ -10,24 +10,62 @@ import (
 )
 
 // FromHistory sets the facts read from a release's history, newest first.
+// Its revisions not Signed are as if not stored, but for Serving and Stored:
+// a revision another Helm client wrote, or that someone forged, is neither a
+// lock, nor the base of an upgrade, nor a rollback target.
 func (f *Facts) FromHistory(hist []storage.Revision) {
+	signed := make([]storage.Revision, 0, len(hist))
 	for i := range hist {
+		h := &hist[i]
+		f.Stored = max(f.Stored, h.Number)
+		if h.Undecodable {
+			continue
+		}
+		if f.Serving == nil && h.Status == "deployed" {
+			f.Serving = h
+		}
+		if !h.Signed {
+			if f.Latest == nil && f.Foreign == nil {
+				f.Foreign = h
+			}
+			continue
+		}
+		signed = append(signed, *h)
 		if f.Latest == nil {
-			f.Latest = &hist[i]
+			f.Latest = h
 		}
-		if hist[i].Status == "deployed" {
-			f.Deployed = &hist[i]
-			break
+		if f.Deployed == nil && h.Status == "deployed" {
+			f.Deployed = h
 		}
-	}
-	for i := range hist {
-		if hist[i].Status == "deployed" || hist[i].Status == "superseded" {
+		if h.Status == "deployed" || h.Status == "superseded" {
 			f.EverDeployed = true
-			break
 		}
 	}
-	f.Ours = NewestByRudder(hist)
-	f.Previous = PreviousDeployed(hist, f.Deployed)
+	f.Ours = f.Latest
+	f.Previous = PreviousDeployed(signed, f.Deployed)
+	if f.Previous != nil { // point into hist, as every other fact does
+		for i := range hist {
+			if hist[i].UID == f.Previous.UID {
+				f.Previous = &hist[i]
+			}
+		}
+	}
+}
+
+// Assessed returns the revision whose objects readiness and drift are
+// assessed against: the deployed one rudder signed, or, while outOfBand:
+// keep holds another Helm client's, that one. Nil when none.
+func Assessed(f Facts) *storage.Revision {
+	if KeepsOutOfBand(f) {
+		return f.Serving
+	}
+	return f.Deployed
+}
+
+// ServedOutOfBand reports whether the serving revision was written by
+// another Helm client (or forged): not signed by rudder for the resource.
+func ServedOutOfBand(f Facts) bool {
+	return f.Serving != nil && !f.Serving.Signed
 }
 
 // FailedRevision returns r when it failed, else nil.
@@ -38,24 +76,12 @@ func FailedRevision(r *storage.Revision) *storage.Revision {
 	return r
 }
 
-// WrittenByRudder reports whether rudder wrote rev: its LabelRevision is its
-// own number. helm upgrade and helm rollback copy an older revision's labels,
-// LabelRevision included, so theirs carry another number. A rollback rudder
-// made carries its own number in LabelRollbackAs from the start, which
-// counts too: rudder may have stopped before it relabeled the revision.
+// WrittenByRudder reports whether rudder wrote rev for the resource: it is
+// signed (package signature). helm upgrade and helm rollback copy an older
+// revision's labels, rudder's signature included, which then does not
+// verify: it signs the revision's number.
 func WrittenByRudder(rev *storage.Revision) bool {
-	own := strconv.Itoa(rev.Number)
-	return rev.Labels[storage.LabelRevision] == own || rev.Labels[storage.LabelRollbackAs] == own
-}
-
-// NewestByRudder returns the newest revision of history rudder wrote.
-func NewestByRudder(history []storage.Revision) *storage.Revision {
-	for i := range history {
-		if WrittenByRudder(&history[i]) {
-			return &history[i]
-		}
-	}
-	return nil
+	return rev != nil && rev.Signed
 }
 
 // KeepsOutOfBand reports whether the deployed revision, written by another
@@ -63,7 +89,7 @@ func NewestByRudder(history []storage.Revision) *storage.Revision {
 // are those rudder last deployed. With no revision of rudder's left to
 // compare with, rudder upgrades to the spec.
 func KeepsOutOfBand(f Facts) bool {
-	return !WrittenByRudder(f.Deployed) && f.OutOfBand == watches.OutOfBandKeep &&
+	return ServedOutOfBand(f) && f.OutOfBand == watches.OutOfBandKeep &&
 		f.Ours != nil && DigestsOf(f.Ours) == f.Want
 }
 
@@ -107,12 +133,12 @@ func PreviousDeployed(history []storage.Revision, deployed *storage.Revision) *s
 
 // LeftByRudder reports whether rev, pending, is an operation a rudder process
 // started and that nobody is finishing, rather than one another writer has
-// in flight. helm upgrade and helm rollback copy rudder's labels from an
-// older revision, holder included; only the revision mark tells: rudder's
-// install or upgrade carries its own number in LabelRevision, rudder's
-// rollback in LabelRollbackAs, rudder's uninstall of a release its resource
-// still wants in LabelUninstallOf. A deleted resource's uninstall needs no
-// mark: its uninstall step runs it again.
+// in flight. Only a revision rudder signed can be: helm upgrade and helm
+// rollback write unsigned ones. Helm's uninstall, though, marks the newest
+// revision uninstalling in place, signature and all: rudder's own uninstall
+// of a release its resource still wants carries its number in
+// LabelUninstallOf. A deleted resource's uninstall needs no mark: its
+// uninstall step runs it again.
 //
 // Held by this process (self), it is left: the reconciles of one resource
 // never overlap and each Helm action ends within its reconcile, so an
@@ -120,21 +146,48 @@ func PreviousDeployed(history []storage.Revision, deployed *storage.Revision) *s
 // (the API server went away mid-action). Held by another process, it is
 // left only when that process is gone too (Facts.HolderAlive).
 func LeftByRudder(rev *storage.Revision, self string) bool {
-	h := rev.Labels[storage.LabelHolder]
-	if h == "" {
+	if !rev.Signed || rev.Labels[storage.LabelHolder] == "" {
 		return false
 	}
-	own := strconv.Itoa(rev.Number)
 	switch rev.Status {
-	case "pending-install", "pending-upgrade":
-		return rev.Labels[storage.LabelRevision] == own
-	case "pending-rollback":
-		return rev.Labels[storage.LabelRollbackAs] == own
+	case "pending-install", "pending-upgrade", "pending-rollback":
+		return true
 	case "uninstalling":
-		return rev.Labels[storage.LabelUninstallOf] == own
+		return rev.Labels[storage.LabelUninstallOf] == strconv.Itoa(rev.Number)
 	default:
 		return false
 	}
+}
+
+// AwaitsOutOfBand reports whether another Helm client's operation is under
+// way over the release, and the spec asks nothing of rudder meanwhile: the
+// newest revision, not signed, is pending over rudder's newest, which that
+// operation superseded, and the spec and chart are those rudder last wrote.
+// rudder then waits for it to end. It is no lock: a change of the spec goes
+// on at once; and only a writer that may change rudder's revisions (the
+// helm CLI run with rights on Secrets) can supersede one.
+func AwaitsOutOfBand(f Facts) bool {
+	return f.Foreign != nil && f.ForeignUnderWay && f.Deployed == nil &&
+		f.Latest != nil && f.Latest.Status == "superseded" && DigestsOf(f.Latest) == f.Want
+}
+
+// HoldsRepair reports whether drift repair waits: the kind keeps another
+// Helm client's revisions serving (outOfBand: keep), and such a client's
+// operation may be under way (ForeignUnderWay), whose changes are its own,
+// not drift. Under revert, rudder puts back what the spec says either way.
+func HoldsRepair(f Facts) bool {
+	return f.ForeignUnderWay && f.OutOfBand == watches.OutOfBandKeep
+}
+
+// ForeignOperationTimeout bounds how long a pending revision rudder did not
+// sign counts as another Helm client's operation under way: twice Helm's
+// default --timeout. A forged one then holds nothing back any more.
+const ForeignOperationTimeout = 10 * time.Minute
+
+// UnderWay reports whether rev, a revision rudder did not sign, is an
+// operation another Helm client may still be running at now.
+func UnderWay(rev *storage.Revision, now time.Time) bool {
+	return rev != nil && IsPending(rev.Status) && now.Sub(rev.Created) < ForeignOperationTimeout
 }
 
 // IsPending reports whether a Helm status means an operation is under way

@@ -159,7 +159,7 @@ func released(o *Observation) metav1.Condition {
 		c.Message = fmt.Sprintf("The spec's changes wait until the annotation %s is removed", AnnotationPaused)
 	case f.Deployed != nil && plan.HeldAfterRemediation(f):
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonRemediated, remediatedMessage(o)
-	case f.Deployed != nil && plan.WrittenByRudder(f.Deployed) && plan.DigestsOf(f.Deployed) == f.Want:
+	case f.Deployed != nil && plan.DigestsOf(f.Deployed) == f.Want && !plan.ServedOutOfBand(f):
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonUpgradeSucceeded
 		if f.Deployed.Number == 1 {
 			c.Reason = ReasonInstallSucceeded
@@ -172,14 +172,18 @@ func released(o *Observation) metav1.Condition {
 	case o.Failure.Count > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, o.Failure.Reason
 		c.Message = fmt.Sprintf("%s (try %d of %d; next in %s)", o.Failure.Message, o.Failure.Count, f.Remediation.MaxAttempts, f.RetryIn.Round(time.Second))
-	case f.Deployed != nil && !plan.WrittenByRudder(f.Deployed):
+	case plan.ServedOutOfBand(f):
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonOutOfBand
-		c.Message = fmt.Sprintf("Revision %d was written by another Helm client; see the %s condition", f.Deployed.Number, ConditionOutOfBand)
+		c.Message = fmt.Sprintf("Revision %d was written by another Helm client; see the %s condition", f.Serving.Number, ConditionOutOfBand)
 	case o.Latest != nil && plan.DigestsOf(f.Latest) == f.Want:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonUpgradeFailed, o.Latest.Description
 		if f.Deployed == nil {
 			c.Reason = ReasonInstallFailed
 		}
+	case plan.AwaitsOutOfBand(f):
+		c.Status, c.Reason = metav1.ConditionUnknown, ReasonPending
+		c.Message = fmt.Sprintf("Revision %d is %s, held by another writer (not rudder); rudder waits for it to finish, unless the spec changes",
+			f.Foreign.Number, f.Foreign.Status)
 	case f.Latest != nil && plan.IsPending(f.Latest.Status):
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonPending
 		c.Message = fmt.Sprintf("Revision %d is %s, held by another writer (not rudder); rudder waits for it to finish",
@@ -255,7 +259,7 @@ func phase(o *Observation, rel, rdy metav1.Condition) (string, string) {
 		return PhaseFailed, rdy.Message
 	case o.Outcome != nil:
 		return o.Outcome.Phase, rel.Message
-	case o.Facts.Deployed == nil:
+	case plan.Assessed(o.Facts) == nil:
 		if o.Facts.Latest != nil {
 			return PhaseDeploying, rel.Message
 		}
@@ -273,7 +277,7 @@ func phase(o *Observation, rel, rdy metav1.Condition) (string, string) {
 		return PhaseFailed, rdy.Message
 	case rdy.Reason == ReasonWaitingForHook:
 		return PhaseDeploying, rdy.Message
-	case o.Facts.Deployed.Number == 1:
+	case plan.Assessed(o.Facts).Number == 1:
 		return PhaseDeploying, o.Health.summary()
 	default:
 		return PhaseUpdating, o.Health.summary()
@@ -282,7 +286,7 @@ func phase(o *Observation, rel, rdy metav1.Condition) (string, string) {
 
 func releaseStatus(o *Observation) *ReleaseStatus {
 	rs := &ReleaseStatus{Name: o.Release.Name}
-	rev, d := o.Deployed, o.Facts.Deployed
+	rev, d := o.Deployed, plan.Assessed(o.Facts)
 	if rev == nil {
 		rev, d = o.Latest, o.Facts.Latest
 	}

@@ -102,6 +102,12 @@ const (
 	// ReasonServiceAccountInvalid: the rudder.dev/service-account annotation
 	// does not name a ServiceAccount.
 	ReasonServiceAccountInvalid = "ServiceAccountInvalid"
+	// ReasonServiceAccountNotAllowed: the rudder.dev/service-account
+	// annotation names an account its Namespace does not allow.
+	ReasonServiceAccountNotAllowed = "ServiceAccountNotAllowed"
+	// ReasonObjectNotOwned: the release would change an object that is there
+	// and that rudder did not make for the resource.
+	ReasonObjectNotOwned = "ObjectNotOwned"
 )
 
 // ReasonHookFailed is the reason of a hook's condition when the hook failed.

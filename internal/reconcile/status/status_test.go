@@ -239,7 +239,7 @@ func TestFitConditions(t *testing.T) {
 
 // rev is revision n of a release in status, made by rudder from digests d.
 func rev(n int, status string, d plan.Digests) *storage.Revision {
-	return &storage.Revision{Number: n, Status: status, UID: types.UID(fmt.Sprint("uid-", n)), Labels: map[string]string{
+	return &storage.Revision{Number: n, Status: status, UID: types.UID(fmt.Sprint("uid-", n)), Signed: true, Labels: map[string]string{
 		storage.LabelValuesDigest: d.Values, storage.LabelChartDigest: d.Chart, storage.LabelRevision: strconv.Itoa(n),
 	}}
 }
