@@ -111,8 +111,8 @@ func (i *Impersonator) ActorFor(ctx context.Context, obj metav1.Object) (Actor, 
 		return Actor{}, err
 	}
 	if !slices.Contains(allowed, name) {
-		return Actor{}, fmt.Errorf("annotation %s: %w: namespace %q allows %s; the platform allows an account by listing it in the annotation %s of Namespace %s, or remove the annotation",
-			Annotation, ErrNotAllowed, obj.GetNamespace(), describe(allowed), NamespaceAnnotation, obj.GetNamespace())
+		return Actor{}, fmt.Errorf("annotation %s: %w: %q; namespace %q allows %s; the platform allows an account by listing it in the annotation %s of Namespace %s, or remove the annotation",
+			Annotation, ErrNotAllowed, name, obj.GetNamespace(), describe(allowed), NamespaceAnnotation, obj.GetNamespace())
 	}
 	return Actor{Namespace: obj.GetNamespace(), ServiceAccount: name}, nil
 }

@@ -59,6 +59,9 @@ func TestImpersonator_ActorFor(t *testing.T) {
 				if !strings.Contains(err.Error(), NamespaceAnnotation) {
 					t.Errorf("the error does not say how to fix it: %v", err)
 				}
+				if named := tt.obj.Annotations[Annotation]; named != "" && !strings.Contains(err.Error(), named) {
+					t.Errorf("the error does not name the account %q: %v", named, err)
+				}
 				return
 			}
 			if err != nil {

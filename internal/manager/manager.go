@@ -229,6 +229,7 @@ func New(opts Options, log logr.Logger) (ctrl.Manager, error) {
 			Helm:         hg,
 			Impersonator: impersonator,
 			Signatures:   signatures,
+			Namespaces:   opts.Namespaces,
 			Mapper:       mgr.GetRESTMapper(),
 			Recorder:     recorder,
 		}

@@ -27,6 +27,9 @@ func (r *Reconciler) watchNamespaces(b *builder.Builder) {
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
+			if r.Namespaces != nil && !slices.Contains(r.Namespaces, e.ObjectNew.GetName()) {
+				return false // none of its resources is served
+			}
 			return !slices.Equal(identity.AllowedBy(e.ObjectOld.GetAnnotations()), identity.AllowedBy(e.ObjectNew.GetAnnotations()))
 		},
 	}

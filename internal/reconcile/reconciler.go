@@ -69,6 +69,8 @@ type Reconciler struct {
 	// Signatures tells the revisions rudder signed for a resource (Helm
 	// signs with the same key); nil: every revision counts as signed.
 	Signatures *signature.Key
+	// Namespaces are those the manager's cache holds; nil: all.
+	Namespaces []string
 	// Mapper tells namespaced kinds from cluster-scoped ones.
 	Mapper meta.RESTMapper
 	// Recorder records the events of each custom resource.

@@ -174,6 +174,11 @@ func testTenancyChosenAccount(t *testing.T, tn *tenancy) {
 		return conditionIs("webapp", tn.a, name, "Released", metav1.ConditionFalse, []string{"ServiceAccountNotAllowed"}, admin, "rudder.dev/service-accounts")
 	}))
 	holds(t, 10*time.Second, "no object of the refused WebApp", leaked)
+	// Deleted while refused, it keeps its finalizer; the annotation removed,
+	// the deletion completes.
+	tn.asTenant("delete", "webapp", name, "-n", tn.a, "--wait=false")
+	tn.asTenant("annotate", "webapp", name, "-n", tn.a, "rudder.dev/service-account-")
+	eventually(t, "the WebApp gone", func() error { return absent(tn.a, "webapp/"+name) })
 }
 
 // Attack: an invalid account falls back to rudder's rights. The tenant's

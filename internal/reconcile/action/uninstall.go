@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -57,6 +58,12 @@ func (s Uninstall) Run(ctx context.Context, rel *Release) (Result, error) {
 	orig := rel.Resource.DeepCopy()
 	controllerutil.RemoveFinalizer(rel.Resource, s.Finalizer)
 	err := s.Client.Patch(ctx, rel.Resource, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	if apierrors.IsConflict(err) {
+		// Read from a stale cache (a status write may bring no event that
+		// passes the predicates): the retry, from a fresher one, removes it.
+		ctrl.LoggerFrom(ctx).V(1).Info("The resource changed since it was read; removing the finalizer again", "error", err.Error())
+		return Result{Done: true, Result: ctrl.Result{RequeueAfter: time.Second}}, nil
+	}
 	if client.IgnoreNotFound(err) != nil { // gone already: a reconcile from a stale cache got here first
 		return Result{Done: true}, fmt.Errorf("removing finalizer %s: %w", s.Finalizer, err)
 	}
