@@ -1,14 +1,10 @@
 package reconcile_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"strconv"
@@ -252,22 +248,7 @@ func forge(t *testing.T, ns, release string, n int, f forgery, labels map[string
 		own[storage.LabelFailedValuesDigest], own[storage.LabelFailedChartDigest] = labels[storage.LabelValuesDigest], labels[storage.LabelChartDigest]
 	}
 	own["owner"], own["name"], own["status"], own["version"] = "helm", release, f.status, strconv.Itoa(n)
-	body, err := json.Marshal(rel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var zipped bytes.Buffer
-	w := gzip.NewWriter(&zipped)
-	_, _ = w.Write(body)
-	_ = w.Close()
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, n), Labels: own},
-		Type:       "helm.sh/release.v1",
-		Data:       map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(zipped.Bytes()))},
-	}
-	if err := k8s.Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	storeRevision(t, ns, own, rel)
 }
 
 // Revisions a rudder wrote before revisions named their resource carry its

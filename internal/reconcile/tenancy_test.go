@@ -67,11 +67,20 @@ data: {from: forgery}
 // revision `version` of release, with status and manifest.
 func forgeRevision(t *testing.T, ns, release string, version int, status, manifest string) {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{
-		"name": release, "namespace": ns, "version": version, "manifest": manifest,
-		"info":  map[string]any{"status": status, "description": "forged"},
-		"chart": map[string]any{"metadata": map[string]any{"name": "gadget", "version": "0.1.0", "apiVersion": "v2"}},
-	})
+	storeRevision(t, ns, map[string]string{"owner": "helm", "name": release, "status": status, "version": fmt.Sprint(version)},
+		map[string]any{
+			"name": release, "namespace": ns, "version": version, "manifest": manifest,
+			"info":  map[string]any{"status": status, "description": "forged"},
+			"chart": map[string]any{"metadata": map[string]any{"name": "gadget", "version": "0.1.0", "apiVersion": "v2"}},
+		})
+}
+
+// storeRevision creates the Helm storage Secret of rel (a release as Helm
+// encodes it: name, version, ...) with labels, as any client of Helm's
+// Secrets driver could.
+func storeRevision(t *testing.T, ns string, labels map[string]string, rel map[string]any) {
+	t.Helper()
+	body, err := json.Marshal(rel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,12 +89,9 @@ func forgeRevision(t *testing.T, ns, release string, version int, status, manife
 	_, _ = w.Write(body)
 	_ = w.Close()
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: ns, Name: fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, version),
-			Labels: map[string]string{"owner": "helm", "name": release, "status": status, "version": fmt.Sprint(version)},
-		},
-		Type: "helm.sh/release.v1",
-		Data: map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(zipped.Bytes()))},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("sh.helm.release.v1.%s.v%v", rel["name"], rel["version"]), Labels: labels},
+		Type:       "helm.sh/release.v1",
+		Data:       map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(zipped.Bytes()))},
 	}
 	if err := k8s.Create(ctx, secret); err != nil {
 		t.Fatal(err)
@@ -235,6 +241,9 @@ func TestReconciler_ASignedRevisionThatDoesNotDecodeIsNamedOnEveryPath(t *testin
 	ns := namespace(t)
 	create(t, gadgetGVK, ns, "broken", map[string]any{"message": "spec"})
 	waitRevisions(t, ns, "gadget-broken", "1:deployed")
+	// A reconcile reads revision 1 back once: until then rudder answers it
+	// from what it wrote (RememberWritten), whatever the Secret holds.
+	reconciled(t, gadgetGVK, ns, "broken")
 	var s corev1.Secret
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sh.helm.release.v1.gadget-broken.v1"}, &s); err != nil {
 		t.Fatal(err)
