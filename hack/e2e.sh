@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs the end-to-end tests and the short benchmark (go test -tags e2e -p 1
-# ./test/e2e/... ./test/bench/, then the acceptance tests again with rudder in
-# lockdown; or only the go test arguments given after TIMEOUT) against the
-# local cluster of hack/cluster-up.sh.
+# Runs, against the local cluster of hack/cluster-up.sh, the short benchmark
+# (./test/bench/), the acceptance tests with rudder in lockdown, and the
+# end-to-end suite (./test/e2e/), one go test run after another; or only the go
+# test arguments given after TIMEOUT.
 #
 # Usage: hack/e2e.sh TIMEOUT        e.g. hack/e2e.sh 40m
 #
@@ -11,8 +11,8 @@
 # RUDDER_KEEP_CLUSTER=1. The tests find the cluster through KUBECONFIG and the
 # operator binaries through RUDDER_MANAGER_BIN and RUDDER_BASELINE_BIN (the
 # benchmark's baseline), bin/manager and bin/baseline unless set (a wrapper
-# script can run the manager with another environment). Exits with go test's
-# status.
+# script can run the manager with another environment). Every run runs when an
+# earlier one fails; exits with the first failed run's status.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -81,48 +81,59 @@ show_component_logs() {
 # ConfigMaps and Secrets, depends-on, helm CLI interop and rollback.
 LOCKDOWN_TESTS='TestWebApp_Seed|TestSeed_Troubleshooting|TestDatabase_Lifecycle|TestValuesFrom_ConfigMapAndSecret|TestDependsOn_WebAppWaitsForItsDatabase|TestLifecycle_OutOfBandHelmDetected|TestLifecycle_RollbackHoldsAcrossRestarts'
 
-main() {
-  local timeout=${1:?usage: hack/e2e.sh TIMEOUT [GO TEST ARGS...] (e.g. 40m)}
+# gotest NAME [VAR=VALUE...] -- GO TEST ARGS...: one go test run against the
+# cluster, its output shown and appended to $OUTPUT; records the first failed
+# run's status in STATUS.
+gotest() {
+  local name=$1 vars=() status=0
   shift
-  # Without arguments: the end-to-end suite, then the short benchmark. -p 1:
-  # one package at a time, as both start operators that watch every namespace.
-  # -parallel 8: the tests that never restart the manager or the cluster call
-  # t.Parallel() and run together once the others are done; they mostly wait
-  # on the cluster, so more of them than cores is the point.
-  # `make bench` passes its own.
-  local args=("$@") lockdown_pass=false
-  if ((${#args[@]} == 0)); then
-    args=(-tags e2e -p 1 -parallel 8 -v ./test/e2e/... ./test/bench/)
-    lockdown_pass=true
+  while [[ $1 != -- ]]; do vars+=("$1"); shift; done
+  shift
+  log "$name: go test $*"
+  env KUBECONFIG="$CLUSTER/kubeconfig" \
+    RUDDER_MANAGER_BIN="${RUDDER_MANAGER_BIN:-$ROOT/bin/manager}" RUDDER_BASELINE_BIN="${RUDDER_BASELINE_BIN:-$ROOT/bin/baseline}" \
+    "${vars[@]}" go test -count=1 -timeout "$TIMEOUT" "$@" 2>&1 | tee -a "$OUTPUT" || status=$?
+  if ((status != 0)); then
+    log "$name: go test failed with status $status"
+    ((STATUS != 0)) || STATUS=$status
   fi
+}
+
+main() {
+  TIMEOUT=${1:?usage: hack/e2e.sh TIMEOUT [GO TEST ARGS...] (e.g. 40m)}
+  shift
   cd "$ROOT"
-
-
   trap stop_started_cluster EXIT
   ensure_cluster
 
-  local status=0 output
-  output=$(mktemp -t rudder-e2e-output.XXXXXX)
-  KUBECONFIG=$CLUSTER/kubeconfig RUDDER_MANAGER_BIN=${RUDDER_MANAGER_BIN:-$ROOT/bin/manager} RUDDER_BASELINE_BIN=${RUDDER_BASELINE_BIN:-$ROOT/bin/baseline} \
-    go test -count=1 -timeout "$timeout" "${args[@]}" 2>&1 | tee "$output" || status=$?
-
-  # The acceptance tests once more, with rudder in lockdown: every operator
-  # acts for a resource as the ServiceAccount deployer of its namespace,
-  # bound to what `rudder rbac` prints (test/e2e/lockdown_test.go).
-  if ((status == 0)) && [[ $lockdown_pass == true ]]; then
-    log "the acceptance tests again, rudder in lockdown (--default-service-account=deployer)"
-    RUDDER_E2E_SERVICE_ACCOUNT=deployer KUBECONFIG=$CLUSTER/kubeconfig \
-      RUDDER_MANAGER_BIN=${RUDDER_MANAGER_BIN:-$ROOT/bin/manager} RUDDER_BASELINE_BIN=${RUDDER_BASELINE_BIN:-$ROOT/bin/baseline} \
-      go test -count=1 -timeout "$timeout" -tags e2e -p 1 -parallel 8 -v -run "$LOCKDOWN_TESTS" ./test/e2e/ 2>&1 | tee "$output" || status=$?
+  STATUS=0
+  OUTPUT=$(mktemp -t rudder-e2e-output.XXXXXX)
+  if (($# > 0)); then
+    # `make bench` and a developer's own selection pass their own.
+    gotest "go test" -- "$@"
+  else
+    # Three runs, one after another, each starting operators that watch
+    # namespaces the others use. Those that mostly wait come first, as make
+    # test runs the unit tests beside them: the short benchmark; the
+    # acceptance tests with rudder in lockdown, every operator acting for a
+    # resource as the ServiceAccount deployer of its namespace, bound to what
+    # `rudder rbac` prints (test/e2e/lockdown_test.go); then the whole suite.
+    # -parallel 8: the tests that never restart the manager or the cluster
+    # call t.Parallel() and run together once the others are done; they
+    # mostly wait on the cluster, so more of them than cores is the point.
+    gotest "short benchmark" -- -tags e2e -v ./test/bench/
+    gotest "acceptance tests in lockdown (--default-service-account=deployer)" RUDDER_E2E_SERVICE_ACCOUNT=deployer -- \
+      -tags e2e -parallel 8 -v -run "$LOCKDOWN_TESTS" ./test/e2e/
+    gotest "end-to-end suite" -- -tags e2e -parallel 8 -v ./test/e2e/
   fi
 
-  if ((status != 0)); then
-    log "go test failed with status $status; control-plane logs follow"
+  if ((STATUS != 0)); then
+    log "go test failed; control-plane logs follow"
     show_component_logs
-    show_failures "$output"
+    show_failures "$OUTPUT"
   fi
-  rm -f "$output"
-  return "$status"
+  rm -f "$OUTPUT"
+  return "$STATUS"
 }
 
 main "$@"

@@ -5,56 +5,70 @@
 #
 # Usage: hack/test.sh
 #
-# Phases, in order: setup (hack/packages.sh, then the tools make test-e2e
-# needs: make tools-test build baseline), unit (make test-unit), fuzz (make
-# test-fuzz), e2e (make test-e2e). A failed setup stops the run: nothing could
-# pass without it. A failed test phase does not: the later phases still run,
-# so that one run shows every failure. Exits non-zero when any phase failed.
+# setup runs first (hack/packages.sh, then the tools the tests need: make
+# tools-test build baseline); a failed setup stops the run, since nothing could
+# pass without it. Then two lanes run side by side, because each leaves the
+# other's cores idle much of the time:
+#   unit, then fuzz (make test-unit, make test-fuzz): envtest's API servers
+#     and the fuzzers, busy from start to end;
+#   e2e (make test-e2e): one local cluster, whose tests mostly wait on it.
+# Each line a lane prints is prefixed with its phase's name. A failed phase
+# does not stop the others, so that one run shows every failure; the summary
+# repeats each failure. Exits non-zero when any phase failed.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
-LOG=$(mktemp -t rudder-test-output.XXXXXX)
+WORK=$(mktemp -d -t rudder-test.XXXXXX)
 STARTED=$SECONDS
-declare -a PHASES=()
-FAILED=()
 
-# phase NAME COMMAND...: run COMMAND with its output kept for the summary, and
-# record how long it took.
+# phase NAME COMMAND...: run COMMAND, its output shown prefixed with NAME and
+# kept in $WORK/NAME.log; its duration and result go to $WORK/NAME.result.
 phase() {
   local name=$1 start=$SECONDS status=0
   shift
-  echo "test: phase $name: $*"
-  "$@" 2>&1 | tee -a "$LOG" || status=$?
-  PHASES+=("$(printf '%-6s %5ds  %s' "$name" $((SECONDS - start)) "$([[ $status == 0 ]] && echo ok || echo "FAILED (exit $status)")")")
-  ((status == 0)) || FAILED+=("$name")
+  echo "$name| test: phase $name: $*"
+  "$@" 2>&1 | tee "$WORK/$name.log" | sed -u "s/^/$name| /" || status=$?
+  printf '%-6s %5ds  %s\n' "$name" $((SECONDS - start)) "$( ((status == 0)) && echo ok || echo "FAILED (exit $status)")" >"$WORK/$name.result"
   return "$status"
 }
 
 # summary: the phases, the Go packages by duration (go test's "ok" and "FAIL"
-# lines), and the ten slowest top-level end-to-end tests.
+# lines), the ten slowest top-level end-to-end tests, and each failed test's
+# lines.
 summary() {
-  local total=$((SECONDS - STARTED))
+  local total=$((SECONDS - STARTED)) name
   echo
   echo "test: summary ($((total / 60))m$((total % 60))s in all)"
-  printf '  %s\n' "${PHASES[@]}"
+  for name in setup unit fuzz e2e; do
+    [[ -f $WORK/$name.result ]] && sed 's/^/  /' "$WORK/$name.result"
+  done
   echo "test: Go packages, slowest first"
-  awk '$1 == "ok" || $1 == "FAIL" { if ($3 ~ /^[0-9.]+s$/) { d = $3; sub(/s$/, "", d); printf "  %8.1fs  %-4s %s\n", d, $1, $2 } }' "$LOG" |
+  cat "$WORK"/*.log 2>/dev/null |
+    awk '$1 == "ok" || $1 == "FAIL" { if ($3 ~ /^[0-9.]+s$/) { d = $3; sub(/s$/, "", d); printf "  %8.1fs  %-4s %s\n", d, $1, $2 } }' |
     sort -rn | head -n 25
   echo "test: slowest end-to-end tests"
-  awk '/^--- (PASS|FAIL): Test[^ ]* \([0-9.]+s\)$/ { d = $4; gsub(/[()s]/, "", d); printf "  %8.1fs  %s %s\n", d, $2, $3 }' "$LOG" |
+  awk '/^--- (PASS|FAIL): Test[^ ]* \([0-9.]+s\)$/ { d = $4; gsub(/[()s]/, "", d); printf "  %8.1fs  %s %s\n", d, $2, $3 }' "$WORK/e2e.log" 2>/dev/null |
     sort -rn | head -n 10
+  for name in unit fuzz; do
+    if ! grep -q -- '--- FAIL' "$WORK/$name.log" 2>/dev/null; then continue; fi
+    echo "test: what failed in $name"
+    grep -E -A 15 -- '--- FAIL' "$WORK/$name.log" | head -n 200
+  done
 }
 
 main() {
-  trap 'summary; rm -f "$LOG"' EXIT
+  trap 'summary; rm -rf "$WORK"' EXIT
   phase setup bash -c 'hack/packages.sh ensure && make --no-print-directory tools-test build baseline' || exit 1
-  phase unit make --no-print-directory test-unit || true
-  phase fuzz make --no-print-directory test-fuzz || true
+  (phase unit make --no-print-directory test-unit || true; phase fuzz make --no-print-directory test-fuzz || true) &
+  local lane=$!
   phase e2e make --no-print-directory test-e2e || true
-  if ((${#FAILED[@]} > 0)); then
-    echo "test: FAILED: ${FAILED[*]}"
+  wait "$lane"
+  local failed
+  failed=$(cat "$WORK"/*.result | awk '$3 != "ok" { printf "%s ", $1 }')
+  if [[ -n $failed ]]; then
+    echo "test: FAILED: $failed"
     exit 1
   fi
   echo "test: every phase passed"

@@ -16,7 +16,7 @@ import (
 // every namespace the tests create, and default, gets the account with the
 // Roles `rudder rbac` prints for rudder's kinds (with --optional: the reads
 // of values-from and depends-on too). hack/e2e.sh runs the acceptance tests
-// so after the whole suite.
+// so before the whole suite.
 const envLockdownAccount = "RUDDER_E2E_SERVICE_ACCOUNT"
 
 // lockdownAccount is envLockdownAccount's value; empty: rudder acts as itself.
