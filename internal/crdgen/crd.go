@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
@@ -36,7 +36,7 @@ func (g *Generator) CRD(w watches.Watch) (*apiextensionsv1.CustomResourceDefinit
 	if err != nil {
 		return nil, err
 	}
-	a := annotations{chart: c.Name(), all: c.Metadata.Annotations, warn: g.Warn}
+	a := annotations{chart: c.Name(), all: c.Annotations(), warn: g.Warn}
 	a.warnUnknown()
 	names, err := a.names(w.GVK.Kind)
 	if err != nil {
@@ -80,7 +80,7 @@ func (g *Generator) hooks(w watches.Watch) ([]hook.Hook, error) {
 }
 
 // version returns the one served and stored version of w's kind.
-func (g *Generator) version(w watches.Watch, c *chart.Chart, a annotations, hooks []hook.Hook) (apiextensionsv1.CustomResourceDefinitionVersion, error) {
+func (g *Generator) version(w watches.Watch, c *helm.Chart, a annotations, hooks []hook.Hook) (apiextensionsv1.CustomResourceDefinitionVersion, error) {
 	v := apiextensionsv1.CustomResourceDefinitionVersion{Name: w.GVK.Version, Served: true, Storage: true}
 	schema, err := g.schema(w, c, a, hooks)
 	if err != nil {
@@ -102,7 +102,7 @@ func (g *Generator) version(w watches.Watch, c *chart.Chart, a annotations, hook
 }
 
 // schema returns the openAPIV3Schema of the whole custom resource.
-func (g *Generator) schema(w watches.Watch, c *chart.Chart, a annotations, hooks []hook.Hook) (*apiextensionsv1.JSONSchemaProps, error) {
+func (g *Generator) schema(w watches.Watch, c *helm.Chart, a annotations, hooks []hook.Hook) (*apiextensionsv1.JSONSchemaProps, error) {
 	spec, err := g.spec(c)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func (g *Generator) schema(w watches.Watch, c *chart.Chart, a annotations, hooks
 		return nil, err
 	}
 	root := &apiextensionsv1.JSONSchemaProps{
-		Description: strings.TrimSpace(c.Metadata.Description),
+		Description: strings.TrimSpace(c.Description()),
 		Type:        "object",
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{
 			"apiVersion": {Type: "string", Description: apiVersionDescription},
@@ -142,8 +142,8 @@ func (g *Generator) schema(w watches.Watch, c *chart.Chart, a annotations, hooks
 }
 
 // spec converts the chart's values.schema.json; a chart without one takes any values.
-func (g *Generator) spec(c *chart.Chart) (apiextensionsv1.JSONSchemaProps, error) {
-	if len(c.Schema) == 0 {
+func (g *Generator) spec(c *helm.Chart) (apiextensionsv1.JSONSchemaProps, error) {
+	if len(c.Schema()) == 0 {
 		if g.Warn != nil {
 			g.Warn(fmt.Sprintf("chart %s has no values.schema.json: its CRD accepts any spec, unchecked; add a "+
 				"values.schema.json describing every value", c.Name()))
@@ -154,7 +154,7 @@ func (g *Generator) spec(c *chart.Chart) (apiextensionsv1.JSONSchemaProps, error
 			XPreserveUnknownFields: ptrTo(true),
 		}, nil
 	}
-	return convertDocument(c.Name(), c.Schema, g.Warn)
+	return convertDocument(c.Name(), c.Schema(), g.Warn)
 }
 
 // metadataSchema declares metadata, with the chart's schema of metadata.name when it has one.

@@ -3,12 +3,12 @@ package helm_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -48,7 +48,7 @@ func BenchmarkClient(b *testing.B) {
 	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	chrt, err := loader.Load("../../charts/webapp")
+	chrt, err := helm.LoadChart(os.DirFS("../../charts"), "webapp")
 	if err != nil {
 		b.Fatal(err)
 	}

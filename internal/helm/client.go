@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
@@ -177,7 +176,7 @@ type Spec struct {
 	// Name is the release name.
 	Name string
 	// Chart is the chart to render.
-	Chart *chart.Chart
+	Chart *Chart
 	// Values are the release values (Helm's user-supplied values).
 	Values map[string]any
 	// Labels are stored on the new revision, next to Helm's own labels.
@@ -213,7 +212,7 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	// would download and decode the OpenAPI document of each group first.
 	in.DisableOpenAPIValidation = true
 	// Helm would compile the values schema again for every install.
-	skip, err := c.schemas.validate(s.Chart, s.Values)
+	skip, err := c.schemas.validate(s.Chart.chart, s.Values)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +221,7 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 		restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return unstored{Driver: d, name: s.Name} })
 		defer restore()
 	}
-	rel, err := in.RunWithContext(ctx, s.Chart, s.Values)
+	rel, err := in.RunWithContext(ctx, s.Chart.chart, s.Values)
 	return c.release(c.stored(rel, err)), err
 }
 
@@ -258,14 +257,14 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 	up.PostRenderer = s.PostRenderer
 	up.MaxHistory = s.MaxHistory
 	up.DisableOpenAPIValidation = true // as for Install
-	skip, err := c.schemas.validate(s.Chart, s.Values)
+	skip, err := c.schemas.validate(s.Chart.chart, s.Values)
 	if err != nil {
 		return nil, err
 	}
 	up.SkipSchemaValidation = skip // as for Install
 	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
 	defer restore()
-	rel, err := up.RunWithContext(ctx, s.Name, s.Chart, s.Values)
+	rel, err := up.RunWithContext(ctx, s.Name, s.Chart.chart, s.Values)
 	return c.release(c.stored(rel, err)), err
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -320,7 +319,7 @@ func TestGetter_SignsWhatItStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chrt, err := loader.Load("../../charts/webapp")
+	chrt, err := LoadChart(os.DirFS("../../charts"), "webapp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +362,7 @@ func TestGetter_SignsWhatItStores(t *testing.T) {
 func TestClient_UpgradeDecodesLean(t *testing.T) {
 	ns := newStorageNamespace(t)
 	g := newGetter(t)
-	chrt, err := loader.Load("../../charts/webapp")
+	chrt, err := LoadChart(os.DirFS("../../charts"), "webapp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +397,7 @@ func TestClient_UpgradeDecodesLean(t *testing.T) {
 func TestClient_DryRunWhileAnOperationIsInProgress(t *testing.T) {
 	ns := newStorageNamespace(t)
 	g := newGetter(t)
-	chrt, err := loader.Load("../../charts/webapp")
+	chrt, err := LoadChart(os.DirFS("../../charts"), "webapp")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ var ErrOperationInProgress = errors.New("another operation (install/upgrade/roll
 // Release has the revision number the action would store and the manifest it
 // would apply; its Status is Helm's pending state of that action.
 func (c *Client) DryRun(ctx context.Context, s Spec) (*Release, error) {
-	skip, err := c.schemas.validate(s.Chart, s.Values)
+	skip, err := c.schemas.validate(s.Chart.chart, s.Values)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (c *Client) DryRun(ctx context.Context, s Spec) (*Release, error) {
 		in.Replace = last != nil
 		in.PostRenderer = s.PostRenderer
 		in.DisableOpenAPIValidation, in.SkipSchemaValidation = true, skip
-		rel, err := in.RunWithContext(ctx, s.Chart, s.Values)
+		rel, err := in.RunWithContext(ctx, s.Chart.chart, s.Values)
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +59,7 @@ func (c *Client) DryRun(ctx context.Context, s Spec) (*Release, error) {
 	up.DryRunOption = "server"
 	up.PostRenderer = s.PostRenderer
 	up.DisableOpenAPIValidation, up.SkipSchemaValidation = true, skip
-	rel, err := up.RunWithContext(ctx, s.Name, s.Chart, s.Values)
+	rel, err := up.RunWithContext(ctx, s.Name, s.Chart.chart, s.Values)
 	if err != nil {
 		return nil, err
 	}

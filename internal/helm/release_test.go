@@ -48,7 +48,7 @@ func TestChartDigest(t *testing.T) {
 	dep := func(v string) *chart.Chart {
 		return &chart.Chart{Metadata: &chart.Metadata{Name: "d"}, Raw: []*chart.File{{Name: "values.yaml", Data: []byte(v)}}}
 	}
-	base := ChartDigest(mk("x", dep("1")))
+	base := (&Chart{chart: mk("x", dep("1"))}).Digest()
 	tests := []struct {
 		name  string
 		c     *chart.Chart
@@ -61,7 +61,7 @@ func TestChartDigest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ChartDigest(tt.c); (got == base) != tt.equal {
+			if got := (&Chart{chart: tt.c}).Digest(); (got == base) != tt.equal {
 				t.Errorf("digest equal = %v, want %v", got == base, tt.equal)
 			}
 		})

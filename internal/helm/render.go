@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -25,12 +24,12 @@ type Rendered struct {
 // (a template's lookup finds nothing). vals are validated against the chart's
 // schema. It changes nothing anywhere; it serves to learn which objects a
 // chart can make (`rudder rbac`), not to install them.
-func Render(ctx context.Context, chrt *chart.Chart, namespace, name string, vals map[string]any) (*Rendered, error) {
+func Render(ctx context.Context, chrt *Chart, namespace, name string, vals map[string]any) (*Rendered, error) {
 	in := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
 	in.ClientOnly, in.DryRun, in.Replace = true, true, true
 	in.ReleaseName, in.Namespace = name, namespace
 	in.DisableOpenAPIValidation = true
-	rel, err := in.RunWithContext(ctx, chrt, vals)
+	rel, err := in.RunWithContext(ctx, chrt.chart, vals)
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", chrt.Name(), err)
 	}

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -62,7 +61,7 @@ func Render(ctx context.Context, w watches.Watch, namespace string, sample *unst
 	if err != nil {
 		return nil, err
 	}
-	toggles := booleanPaths(chrt.Schema)
+	toggles := booleanPaths(chrt.Schema())
 	out := &Chart{Lookups: lookups(chrt)}
 	seen := map[string]bool{}
 	tried := map[string]bool{}
@@ -237,25 +236,18 @@ var lookupCall = regexp.MustCompile(`lookup\s+"([^"]*)"\s+"([^"]+)"`)
 
 // lookups returns the kinds the templates of c and its subcharts read with
 // lookup, sorted. A lookup whose kind is not a literal is not seen.
-func lookups(c *chart.Chart) []schema.GroupVersionKind {
+func lookups(c *helm.Chart) []schema.GroupVersionKind {
 	seen := map[schema.GroupVersionKind]bool{}
 	var out []schema.GroupVersionKind
-	var walk func(c *chart.Chart)
-	walk = func(c *chart.Chart) {
-		for _, t := range c.Templates {
-			for _, m := range lookupCall.FindAllSubmatch(t.Data, -1) {
-				gvk := schema.FromAPIVersionAndKind(string(m[1]), string(m[2]))
-				if !seen[gvk] {
-					seen[gvk] = true
-					out = append(out, gvk)
-				}
+	for _, t := range c.Templates() {
+		for _, m := range lookupCall.FindAllSubmatch(t, -1) {
+			gvk := schema.FromAPIVersionAndKind(string(m[1]), string(m[2]))
+			if !seen[gvk] {
+				seen[gvk] = true
+				out = append(out, gvk)
 			}
 		}
-		for _, d := range c.Dependencies() {
-			walk(d)
-		}
 	}
-	walk(c)
 	sortKinds(out)
 	return out
 }

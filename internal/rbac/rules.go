@@ -133,8 +133,8 @@ func ResourceOf(w watches.Watch, mapper meta.RESTMapper) string {
 	if m, err := mapper.RESTMapping(w.GVK.GroupKind(), w.GVK.Version); err == nil {
 		return m.Resource.Resource
 	}
-	if c, err := w.LoadChart(); err == nil && c.Metadata != nil {
-		if p := c.Metadata.Annotations[crdgen.AnnotationPlural]; p != "" {
+	if c, err := w.LoadChart(); err == nil {
+		if p := c.Annotations()[crdgen.AnnotationPlural]; p != "" {
 			return p
 		}
 	}

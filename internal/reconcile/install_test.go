@@ -2,12 +2,12 @@ package reconcile_test
 
 import (
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +26,7 @@ func TestHelmInstall_UnstoredListsNothingAndOverwritesNothing(t *testing.T) {
 	ns := namespace(t)
 	cfg, lists := countingSecretLists()
 	c := helmClientOf(t, cfg, ns)
-	chrt, err := loader.Load("testdata/charts/remedy")
+	chrt, err := helm.LoadChart(os.DirFS("testdata/charts"), "remedy")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestHelmUpgrade_ListsHistoryOnce(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
 	cfg, lists := countingSecretLists()
-	chrt, err := loader.Load("testdata/charts/remedy")
+	chrt, err := helm.LoadChart(os.DirFS("testdata/charts"), "remedy")
 	if err != nil {
 		t.Fatal(err)
 	}

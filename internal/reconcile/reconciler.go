@@ -263,7 +263,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
 	}
-	r.chartDigest = helm.ChartDigest(chrt)
+	r.chartDigest = chrt.Digest()
 	r.initSeries()
 	r.testsDone = make(chan event.GenericEvent)
 	if err := r.registerCollector(); err != nil {

@@ -3,12 +3,12 @@ package reconcile_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -236,7 +236,7 @@ func readyLabeled(t *testing.T, ns, release string, n int) {
 // Helm SDK, no rudder labels of its own (Helm copies the previous revision's).
 func handUpgrade(t *testing.T, ns, release string, values map[string]any) {
 	t.Helper()
-	chrt, err := loader.Load("testdata/charts/remedy")
+	chrt, err := helm.LoadChart(os.DirFS("testdata/charts"), "remedy")
 	if err != nil {
 		t.Fatal(err)
 	}

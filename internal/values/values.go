@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"sort"
 
-	"helm.sh/helm/v3/pkg/strvals"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/rudder-operator/rudder/internal/helm"
 )
 
 // DigestLength is the number of hex characters of a digest: short enough for
@@ -30,7 +31,7 @@ func For(obj *unstructured.Unstructured, overrides map[string]string) (map[strin
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if err := strvals.ParseInto(k+"="+overrides[k], vals); err != nil {
+		if err := helm.ParseSet(k+"="+overrides[k], vals); err != nil {
 			return nil, fmt.Errorf("override value %q: %w", k, err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"helm.sh/helm/v3/pkg/strvals"
+	"github.com/rudder-operator/rudder/internal/helm"
 )
 
 // Annotation lists a custom resource's own sources, after its kind's.
@@ -58,7 +58,7 @@ func (s Source) Check(at string) []error {
 		errs = append(errs, fmt.Errorf("%s.name: empty; name the %s in the resource's namespace", at, kindOr(s.Kind)))
 	}
 	if s.TargetPath != "" {
-		if err := strvals.ParseIntoString(s.TargetPath+"=x", map[string]any{}); err != nil {
+		if err := helm.ParseSetString(s.TargetPath+"=x", map[string]any{}); err != nil {
 			errs = append(errs, fmt.Errorf("%s.targetPath: %q is not a path in --set syntax, such as config.password or list[0].name: %w", at, s.TargetPath, err))
 		}
 	}
@@ -201,7 +201,7 @@ func parse(s Source, data []byte) (map[string]any, error) {
 	if s.TargetPath != "" {
 		vals := map[string]any{}
 		escaped := strings.NewReplacer(`\`, `\\`, `,`, `\,`).Replace(string(data))
-		if err := strvals.ParseIntoString(s.TargetPath+"="+escaped, vals); err != nil {
+		if err := helm.ParseSetString(s.TargetPath+"="+escaped, vals); err != nil {
 			return nil, fmt.Errorf("%s: cannot put the content at targetPath %q; check the path", s, s.TargetPath)
 		}
 		return vals, nil

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )
 
@@ -286,9 +287,14 @@ func (e *entry) chart(chartPath string, resolve resolveChart) (fs.FS, string) {
 		}
 		return nil, ""
 	}
-	if _, err := loadChart(loc.fsys, loc.dir); err != nil {
+	if _, err := helm.LoadChart(loc.fsys, loc.dir); err != nil {
+		// The message names the directory already; the cause is what it lacks.
+		cause := err
+		if inner := errors.Unwrap(err); inner != nil {
+			cause = inner
+		}
 		e.fail("chart", err, "the chart in %s does not load: %v; fix the chart (helm lint %s shows its problems)",
-			loc.shown, err, loc.shown)
+			loc.shown, cause, loc.shown)
 		return nil, ""
 	}
 	return loc.fsys, loc.dir

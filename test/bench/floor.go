@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/rudder-operator/rudder/test/bench/webappchart"
 )
 
 // The floor column's applier runs in a process of its own, the test binary
@@ -88,7 +90,7 @@ func runFloorJob(ctx context.Context, job floorJob) (counts, error) {
 	err = parallel(job.N, job.Workers, func(i int) error {
 		// A chart of its own for each render, as an operator loads one for
 		// each Helm action: Helm may change a chart while using it.
-		chrt, err := loadWebAppChart()
+		chrt, err := webappchart.Load()
 		if err != nil {
 			return err
 		}

@@ -12,18 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
-
-	"github.com/rudder-operator/rudder"
-	"github.com/rudder-operator/rudder/internal/watches"
 )
-
-// webAppChartDir is the webapp chart inside rudder.Files.
-const webAppChartDir = "charts/webapp"
-
-// loadWebAppChart loads the embedded webapp chart, as rudder and the baseline do.
-func loadWebAppChart() (*chart.Chart, error) {
-	return watches.LoadChart(rudder.Files, webAppChartDir)
-}
 
 // webAppSpec is the spec of every WebApp of a run: its Helm values.
 func webAppSpec(image string, replicas int) map[string]any {

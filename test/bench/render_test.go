@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/rudder-operator/rudder/test/bench/webappchart"
 )
 
 func TestRenderWebApp(t *testing.T) {
-	c, err := loadWebAppChart()
+	c, err := webappchart.Load()
 	if err != nil {
 		t.Fatal(err)
 	}

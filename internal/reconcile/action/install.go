@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,7 +19,7 @@ import (
 // Chart is the kind's chart and how its releases are written from it.
 type Chart struct {
 	// Load returns a fresh copy of the chart: Helm edits the chart it renders.
-	Load        func() (*chart.Chart, error)
+	Load        func() (*helm.Chart, error)
 	MaxHistory  int             // revisions kept in storage (watches.yaml maxHistory)
 	MaxAttempts int             // tries of one spec (remediation.maxAttempts)
 	Mapper      meta.RESTMapper // tells namespaced kinds from cluster-scoped ones

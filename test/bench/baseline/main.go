@@ -20,6 +20,7 @@ import (
 
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/watches"
+	"github.com/rudder-operator/rudder/test/bench/webappchart"
 )
 
 // gvk is the baseline's WebApp kind; test/bench derives its CRD from rudder's.
@@ -45,7 +46,7 @@ func run(metricsAddr, probeAddr string) error {
 	if err != nil {
 		return err
 	}
-	chrt, err := watches.LoadChart(rudder.Files, "charts/webapp")
+	chrt, err := webappchart.Load()
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package watches_test
+package helm
 
 import (
 	"io/fs"
@@ -11,12 +11,10 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
-
-	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 func TestLoadChart(t *testing.T) {
-	const charts = "testdata/operator-sdk/helm-charts"
+	const charts = "../watches/testdata/operator-sdk/helm-charts"
 	tests := []struct {
 		name    string
 		fsys    fs.FS
@@ -54,7 +52,7 @@ func TestLoadChart(t *testing.T) {
 		},
 		{
 			name: "chart deep in a file system",
-			fsys: os.DirFS("testdata"),
+			fsys: os.DirFS("../watches/testdata"),
 			dir:  "operator-sdk/helm-charts/webapp",
 			check: func(t *testing.T, c *chart.Chart) {
 				checkSameAsLoadDir(t, c, charts+"/webapp")
@@ -119,7 +117,7 @@ func TestLoadChart(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := watches.LoadChart(tt.fsys, tt.dir)
+			c, err := LoadChart(tt.fsys, tt.dir)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("LoadChart error = %v, want one containing %q", err, tt.wantErr)
@@ -129,19 +127,19 @@ func TestLoadChart(t *testing.T) {
 			if err != nil {
 				t.Fatalf("LoadChart: %v", err)
 			}
-			tt.check(t, c)
+			tt.check(t, c.chart)
 		})
 	}
 }
 
 func TestLoadChart_Fresh(t *testing.T) {
-	fsys := os.DirFS("testdata/operator-sdk/helm-charts")
-	a, errA := watches.LoadChart(fsys, "webapp")
-	b, errB := watches.LoadChart(fsys, "webapp")
+	fsys := os.DirFS("../watches/testdata/operator-sdk/helm-charts")
+	a, errA := LoadChart(fsys, "webapp")
+	b, errB := LoadChart(fsys, "webapp")
 	if errA != nil || errB != nil {
 		t.Fatalf("LoadChart: %v, %v", errA, errB)
 	}
-	if a == b || a.Dependencies()[0] == b.Dependencies()[0] {
+	if a == b || a.chart.Dependencies()[0] == b.chart.Dependencies()[0] {
 		t.Error("two loads share a chart; Helm changes charts while installing, so each load must be new")
 	}
 }
@@ -202,5 +200,14 @@ func checkLacks(t *testing.T, what string, got []string, unwanted ...string) {
 		if slices.Contains(got, u) {
 			t.Errorf("%s %q have %q, which should be ignored", what, got, u)
 		}
+	}
+}
+
+// appChart is a small chart in directory dir of a file system.
+func appChart(dir string) fstest.MapFS {
+	return fstest.MapFS{
+		dir + "/Chart.yaml":               {Data: []byte("apiVersion: v2\nname: app\nversion: 0.1.0\n")},
+		dir + "/templates/_helpers.tpl":   {Data: []byte(`{{- define "app.name" -}}{{ .Chart.Name }}{{- end -}}`)},
+		dir + "/templates/configmap.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ include \"app.name\" . }}\n")},
 	}
 }

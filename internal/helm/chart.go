@@ -1,0 +1,164 @@
+package helm
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/ignore"
+)
+
+// Chart is a kind's chart as the other packages see it: its name, its
+// metadata, its values schema, its templates and a digest of its files. Only
+// this package reaches Helm's own type, to render it.
+//
+// Load one for each Helm action rather than sharing one: Helm changes a chart
+// while installing it (it drops disabled subcharts, for one).
+type Chart struct {
+	chart *chart.Chart
+}
+
+// Name is the chart's name (Chart.yaml name).
+func (c *Chart) Name() string { return c.chart.Name() }
+
+// Description is Chart.yaml's description.
+func (c *Chart) Description() string { return c.chart.Metadata.Description }
+
+// Annotations are Chart.yaml's annotations; nil when it has none.
+func (c *Chart) Annotations() map[string]string { return c.chart.Metadata.Annotations }
+
+// Schema is the chart's values.schema.json; nil when it has none.
+func (c *Chart) Schema() []byte { return c.chart.Schema }
+
+// Templates returns the content of every template of the chart and of its
+// subcharts, the chart's own first.
+func (c *Chart) Templates() [][]byte {
+	var out [][]byte
+	var walk func(c *chart.Chart)
+	walk = func(c *chart.Chart) {
+		for _, t := range c.Templates {
+			out = append(out, t.Data)
+		}
+		for _, d := range c.Dependencies() {
+			walk(d)
+		}
+	}
+	walk(c.chart)
+	return out
+}
+
+// Digest returns a digest of every file of the chart and of its
+// dependencies: equal charts give equal digests, any edit changes it.
+func (c *Chart) Digest() string {
+	h := sha256.New()
+	var walk func(c *chart.Chart)
+	walk = func(c *chart.Chart) {
+		files := append([]*chart.File(nil), c.Raw...)
+		sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+		for _, f := range files {
+			h.Write([]byte(f.Name))
+			h.Write([]byte{0})
+			h.Write(f.Data)
+			h.Write([]byte{0})
+		}
+		deps := append([]*chart.Chart(nil), c.Dependencies()...)
+		sort.Slice(deps, func(i, j int) bool { return deps[i].Name() < deps[j].Name() })
+		for _, d := range deps {
+			h.Write([]byte("dependency:" + d.Name()))
+			walk(d)
+		}
+	}
+	walk(c.chart)
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// utf8BOM is dropped from the start of chart files, as Helm does.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// LoadChart loads the chart in directory dir of fsys as `helm install ./dir` would load it from disk: every
+// file, including _helpers.tpl, dotfiles and subcharts under charts/, less those the chart's .helmignore
+// names and dotfiles in templates/. Symbolic links are followed where fsys follows them (os.DirFS does).
+// It returns a new chart on every call.
+func LoadChart(fsys fs.FS, dir string) (*Chart, error) {
+	c, err := loadChart(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("load chart %s: %w", dir, err)
+	}
+	return &Chart{chart: c}, nil
+}
+
+func loadChart(fsys fs.FS, dir string) (*chart.Chart, error) {
+	if !fs.ValidPath(dir) {
+		return nil, &fs.PathError{Op: "load", Path: dir, Err: fs.ErrInvalid}
+	}
+	rules, err := ignoreRules(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []*loader.BufferedFile
+	if err := readDir(fsys, dir, "", rules, &files); err != nil {
+		return nil, err
+	}
+	return loader.LoadFiles(files)
+}
+
+// ignoreRules reads the chart's .helmignore, if any, and adds Helm's defaults.
+func ignoreRules(fsys fs.FS, dir string) (*ignore.Rules, error) {
+	rules := ignore.Empty()
+	data, err := fs.ReadFile(fsys, path.Join(dir, ignore.HelmIgnore))
+	switch {
+	case err == nil:
+		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", ignore.HelmIgnore, err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	rules.AddDefaults()
+	return rules, nil
+}
+
+// readDir appends to files every file under rel, a directory of the chart in dir, that rules keep; names are
+// relative to the chart, as loader.LoadFiles wants them. It mirrors loader.LoadDir.
+func readDir(fsys fs.FS, dir, rel string, rules *ignore.Rules, files *[]*loader.BufferedFile) error {
+	entries, err := fs.ReadDir(fsys, path.Join(dir, rel))
+	if err != nil {
+		return err
+	}
+	for _, entry := range entries {
+		name := path.Join(rel, entry.Name())
+		full := path.Join(dir, name)
+		fi, err := fs.Stat(fsys, full) // follows a symbolic link, as Helm does
+		if err != nil {
+			return err
+		}
+		if rules.Ignore(name, fi) {
+			continue
+		}
+		if fi.IsDir() {
+			if err := readDir(fsys, dir, name, rules, files); err != nil {
+				return err
+			}
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("cannot load irregular file %s as it has file mode type bits set", name)
+		}
+		if fi.Size() > loader.MaxDecompressedFileSize {
+			return fmt.Errorf("chart file %q is larger than the maximum file size %d", name, loader.MaxDecompressedFileSize)
+		}
+		data, err := fs.ReadFile(fsys, full)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		*files = append(*files, &loader.BufferedFile{Name: name, Data: bytes.TrimPrefix(data, utf8BOM)})
+	}
+	return nil
+}
