@@ -25,7 +25,7 @@ set -euo pipefail
 KUBERNETES_VERSION=v1.37.2
 ETCD_VERSION=v3.7.0
 KWOK_VERSION=v0.8.0
-HELM_VERSION=v3.22.0
+HELM_VERSION=v3.21.4
 GOLANGCI_LINT_VERSION=v2.15.0
 GOVULNCHECK_VERSION=v1.9.0
 # The Go vulnerability database: golang.org/x/vulndb holds the advisories as OSV
