@@ -6,7 +6,7 @@
 # Usage: hack/tools.sh [GROUP|TOOL]...     (no argument: every tool)
 #   cluster  etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
 #            (make cluster-up; make run when it starts the local cluster)
-#   test     the cluster's tools and helm (make test, make test-e2e, the benchmarks)
+#   test     the cluster's tools, helm and helm3 (make test, make test-e2e, the benchmarks)
 #   lint     golangci-lint, govulncheck and vulndb, and what helm lint and the chart
 #            gate run: helm, etcd, kube-apiserver (make lint)
 #   TOOL     one of the tools above by name; vulndb is bin/vulndb/, the Go
@@ -25,7 +25,10 @@ set -euo pipefail
 KUBERNETES_VERSION=v1.37.2
 ETCD_VERSION=v3.7.0
 KWOK_VERSION=v0.8.0
-HELM_VERSION=v3.21.4
+# bin/helm is the Helm rudder is built on (go.mod's helm.sh/helm/v4); bin/helm3
+# is the last Helm 3, which the tests use to show releases stay readable by it.
+HELM_VERSION=v4.3.2
+HELM3_VERSION=v3.21.4
 GOLANGCI_LINT_VERSION=v2.15.0
 GOVULNCHECK_VERSION=v1.9.0
 # The Go vulnerability database: golang.org/x/vulndb holds the advisories as OSV
@@ -34,7 +37,7 @@ GOVULNCHECK_VERSION=v1.9.0
 VULNDB_VERSION=v0.0.0-20261105234957-e22db6528018
 
 CLUSTER_TOOLS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
-TEST_TOOLS=("${CLUSTER_TOOLS[@]}" helm)
+TEST_TOOLS=("${CLUSTER_TOOLS[@]}" helm helm3)
 LINT_TOOLS=(golangci-lint govulncheck vulndb helm etcd kube-apiserver)
 ALL_TOOLS=("${TEST_TOOLS[@]}" golangci-lint govulncheck vulndb)
 
@@ -110,17 +113,20 @@ build_from_tools_module() {
 }
 
 # install_at_version TOOL VERSION PACKAGE [STAMP]: go install PACKAGE@VERSION
-# into bin/. These tools have their own go.mod, so they build without the tools
-# module. STAMP (default VERSION) is what the stamp must say for bin/TOOL to be
-# up to date.
+# as bin/TOOL (helm3 is Helm 3's cmd/helm). These tools have their own go.mod,
+# so they build without the tools module. STAMP (default VERSION) is what the
+# stamp must say for bin/TOOL to be up to date.
 install_at_version() {
-  local tool=$1 version=$2 package=$3 stamp=${4:-$2}
+  local tool=$1 version=$2 package=$3 stamp=${4:-$2} scratch=$BIN/.gobin-$1
   if up_to_date "$tool" "$stamp"; then
     log "$tool $stamp: up to date"
     return
   fi
   building "$tool" "$stamp" "$package@$version"
-  GOBIN=$BIN go install "$package@$version"
+  rm -rf "$scratch"
+  GOBIN=$scratch go install "$package@$version"
+  mv "$scratch/${package##*/}" "$BIN/$tool"
+  rm -rf "$scratch"
   built "$tool" "$stamp"
 }
 
@@ -159,7 +165,9 @@ build() {
     kwok)
       install_at_version kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok ;;
     helm)
-      install_at_version helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
+      install_at_version helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm ;;
+    helm3)
+      install_at_version helm3 "$HELM3_VERSION" helm.sh/helm/v3/cmd/helm ;;
     golangci-lint | govulncheck)
       # Both type-check rudder's module and the standard library of the Go
       # that builds it (go.mod's toolchain), and refuse a Go newer than their

@@ -55,7 +55,7 @@ func BenchmarkClient(b *testing.B) {
 	ctx := context.Background()
 	spec := func(n int) helm.Spec {
 		return helm.Spec{Name: "webapp-front", Chart: chrt, MaxHistory: 10,
-			Values: map[string]any{"image": fmt.Sprintf("nginx:1.%d", n)}}
+			Values: map[string]any{"image": fmt.Sprintf("nginx:1.%d", n), "port": 80}}
 	}
 	client := func() *helm.Client {
 		c, err := g.For(helm.Access{Scope: helm.Scope{Namespace: ns}})

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
 	"k8s.io/client-go/discovery"
 )
 
@@ -18,22 +18,25 @@ const capabilitiesTTL = time.Minute
 // capabilities caches what Helm's templates see as .Capabilities. Helm reads
 // it afresh for every action, invalidating discovery first: at a thousand
 // releases that is a full discovery of the cluster per install or upgrade.
+// It is only a cache: with off set, every action reads them afresh, as
+// Helm does.
 type capabilities struct {
 	discovery discovery.CachedDiscoveryInterface
 	now       func() time.Time
+	off       bool
 
 	mu   sync.Mutex
-	caps *chartutil.Capabilities
+	caps *common.Capabilities
 	read time.Time
 }
 
 // get returns a copy of the cached capabilities, reading them again when
-// they are older than capabilitiesTTL.
-func (c *capabilities) get() (*chartutil.Capabilities, error) {
+// they are older than capabilitiesTTL or the cache is off.
+func (c *capabilities) get() (*common.Capabilities, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	if c.caps == nil || now.Sub(c.read) >= capabilitiesTTL {
+	if c.caps == nil || c.off || now.Sub(c.read) >= capabilitiesTTL {
 		caps, err := readCapabilities(c.discovery)
 		if err != nil {
 			return nil, err
@@ -41,12 +44,12 @@ func (c *capabilities) get() (*chartutil.Capabilities, error) {
 		c.caps, c.read = caps, now
 	}
 	cp := *c.caps
-	cp.APIVersions = append(chartutil.VersionSet(nil), c.caps.APIVersions...)
+	cp.APIVersions = append(common.VersionSet(nil), c.caps.APIVersions...)
 	return &cp, nil
 }
 
 // readCapabilities reads the server version and API versions as Helm does.
-func readCapabilities(dc discovery.CachedDiscoveryInterface) (*chartutil.Capabilities, error) {
+func readCapabilities(dc discovery.CachedDiscoveryInterface) (*common.Capabilities, error) {
 	dc.Invalidate()
 	version, err := dc.ServerVersion()
 	if err != nil {
@@ -58,9 +61,9 @@ func readCapabilities(dc discovery.CachedDiscoveryInterface) (*chartutil.Capabil
 	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
 		return nil, fmt.Errorf("reading the cluster's API versions: %w", err)
 	}
-	return &chartutil.Capabilities{
+	return &common.Capabilities{
 		APIVersions: apiVersions,
-		KubeVersion: chartutil.KubeVersion{Version: version.GitVersion, Major: version.Major, Minor: version.Minor},
-		HelmVersion: chartutil.DefaultCapabilities.HelmVersion,
+		KubeVersion: common.KubeVersion{Version: version.GitVersion, Major: version.Major, Minor: version.Minor},
+		HelmVersion: common.DefaultCapabilities.HelmVersion,
 	}, nil
 }

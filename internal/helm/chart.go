@@ -10,9 +10,11 @@ import (
 	"path"
 	"sort"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/ignore"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/ignore"
 )
 
 // Chart is a kind's chart as the other packages see it: its name, its
@@ -37,6 +39,10 @@ func (c *Chart) Annotations() map[string]string { return c.chart.Metadata.Annota
 // Schema is the chart's values.schema.json; nil when it has none.
 func (c *Chart) Schema() []byte { return c.chart.Schema }
 
+// Defaults are the chart's own values (values.yaml), as Helm reads them.
+// The caller must not change them.
+func (c *Chart) Defaults() map[string]any { return c.chart.Values }
+
 // Templates returns the content of every template of the chart and of its
 // subcharts, the chart's own first.
 func (c *Chart) Templates() [][]byte {
@@ -60,7 +66,7 @@ func (c *Chart) Digest() string {
 	h := sha256.New()
 	var walk func(c *chart.Chart)
 	walk = func(c *chart.Chart) {
-		files := append([]*chart.File(nil), c.Raw...)
+		files := append([]*common.File(nil), c.Raw...)
 		sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 		for _, f := range files {
 			h.Write([]byte(f.Name))
@@ -102,7 +108,7 @@ func loadChart(fsys fs.FS, dir string) (*chart.Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	var files []*loader.BufferedFile
+	var files []*archive.BufferedFile
 	if err := readDir(fsys, dir, "", rules, &files); err != nil {
 		return nil, err
 	}
@@ -127,7 +133,7 @@ func ignoreRules(fsys fs.FS, dir string) (*ignore.Rules, error) {
 
 // readDir appends to files every file under rel, a directory of the chart in dir, that rules keep; names are
 // relative to the chart, as loader.LoadFiles wants them. It mirrors loader.LoadDir.
-func readDir(fsys fs.FS, dir, rel string, rules *ignore.Rules, files *[]*loader.BufferedFile) error {
+func readDir(fsys fs.FS, dir, rel string, rules *ignore.Rules, files *[]*archive.BufferedFile) error {
 	entries, err := fs.ReadDir(fsys, path.Join(dir, rel))
 	if err != nil {
 		return err
@@ -151,14 +157,18 @@ func readDir(fsys fs.FS, dir, rel string, rules *ignore.Rules, files *[]*loader.
 		if !fi.Mode().IsRegular() {
 			return fmt.Errorf("cannot load irregular file %s as it has file mode type bits set", name)
 		}
-		if fi.Size() > loader.MaxDecompressedFileSize {
-			return fmt.Errorf("chart file %q is larger than the maximum file size %d", name, loader.MaxDecompressedFileSize)
-		}
 		data, err := fs.ReadFile(fsys, full)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", name, err)
 		}
-		*files = append(*files, &loader.BufferedFile{Name: name, Data: bytes.TrimPrefix(data, utf8BOM)})
+		size := int64(len(data))
+		for _, f := range *files {
+			size += int64(len(f.Data))
+		}
+		if size > archive.MaxDecompressedChartSize { // as Helm's loader bounds a chart
+			return fmt.Errorf("chart is larger than the maximum chart size %d at file %q", archive.MaxDecompressedChartSize, name)
+		}
+		*files = append(*files, &archive.BufferedFile{Name: name, Data: bytes.TrimPrefix(data, utf8BOM)})
 	}
 	return nil
 }

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 func TestLoadChart(t *testing.T) {
@@ -155,7 +156,7 @@ func checkSameAsLoadDir(t *testing.T, c *chart.Chart, dir string) {
 	check = func(where string, got, want *chart.Chart) {
 		for _, part := range []struct {
 			name      string
-			got, want []*chart.File
+			got, want []*common.File
 		}{{"raw", got.Raw, want.Raw}, {"templates", got.Templates, want.Templates}, {"files", got.Files, want.Files}} {
 			if g, w := sorted(names(part.got)), sorted(names(part.want)); !slices.Equal(g, w) {
 				t.Errorf("%s %s = %q, helm loads %q", where, part.name, g, w)
@@ -172,7 +173,7 @@ func checkSameAsLoadDir(t *testing.T, c *chart.Chart, dir string) {
 	check(c.Name(), c, want)
 }
 
-func names(files []*chart.File) []string {
+func names(files []*common.File) []string {
 	out := make([]string, 0, len(files))
 	for _, f := range files {
 		out = append(out, f.Name)

@@ -7,23 +7,24 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/kube"
-	"helm.sh/helm/v3/pkg/postrender"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
-	corev1 "k8s.io/api/core/v1"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/kube"
+	"helm.sh/helm/v4/pkg/postrenderer"
+	ri "helm.sh/helm/v4/pkg/release"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/rudder-operator/rudder/internal/signature"
@@ -41,9 +42,7 @@ var ErrUndecodable = errors.New("stored revision does not decode")
 type Getter struct {
 	rcg       *restClientGetter
 	clientset kubernetes.Interface
-	meta      metadata.Interface
 	caps      *capabilities
-	schemas   *schemas
 	key       *signature.Key
 	log       logr.Logger
 }
@@ -60,6 +59,12 @@ func WithSigningKey(key *signature.Key) GetterOption {
 	return func(g *Getter) { g.key = key }
 }
 
+// WithoutCaches turns the Getter's one cache off: the cluster's capabilities
+// are then read for every action, as Helm reads them.
+func WithoutCaches() GetterOption {
+	return func(g *Getter) { g.caps.off = true }
+}
+
 // NewGetter returns a Getter that talks to the cluster of cfg, resolving kinds
 // with mapper (the manager's). Helm's debug output goes to log at V(1).
 func NewGetter(cfg *rest.Config, mapper meta.RESTMapper, log logr.Logger, opts ...GetterOption) (*Getter, error) {
@@ -71,12 +76,8 @@ func NewGetter(cfg *rest.Config, mapper meta.RESTMapper, log logr.Logger, opts .
 	if err != nil {
 		return nil, fmt.Errorf("creating clientset: %w", err)
 	}
-	meta, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("creating metadata client: %w", err)
-	}
 	caps := &capabilities{discovery: rcg.discovery, now: time.Now}
-	g := &Getter{rcg: rcg, clientset: cs, meta: meta, caps: caps, schemas: &schemas{}, log: log}
+	g := &Getter{rcg: rcg, clientset: cs, caps: caps, log: log}
 	for _, opt := range opts {
 		opt(g)
 	}
@@ -120,32 +121,33 @@ func (g *Getter) For(a Access) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("initializing Helm for namespace %q: %w", ns, err)
 	}
-	debug := func(format string, v ...any) { g.log.V(1).Info(fmt.Sprintf(format, v...), "namespace", ns) }
+	logs := logr.ToSlogHandler(g.log.WithValues("namespace", ns))
 	rcg := g.rcg.forNamespace(ns)
 	if a.User != "" {
 		rcg = rcg.as(a.User)
 	}
 	kc := kube.New(rcg)
-	kc.Log, kc.Namespace = debug, ns
-	trust := newTrusted(g.driver(ns, debug), g.key, a.Resource)
-	cfg := &action.Configuration{
-		RESTClientGetter: rcg,
-		KubeClient:       confined{Client: kc, scope: a.Scope, owns: a.Owns, handOver: a.HandOver, signed: trust.signedManifest, built: &builtFromSigned{}},
-		Releases:         storage.Init(&historyMemo{Driver: trust}),
-		Capabilities:     caps,
-		Log:              debug,
-		HookOutputFunc:   func(_, _, _ string) io.Writer { return io.Discard },
-	}
-	return &Client{cfg: cfg, namespace: ns, schemas: g.schemas, key: g.key, resource: a.Resource, trust: trust, secrets: g.clientset.CoreV1().Secrets(ns)}, nil
+	kc.Namespace = ns
+	kc.SetLogger(logs)
+	secrets := g.clientset.CoreV1().Secrets(ns)
+	storageDriver := newSecretsDriver(secrets)
+	storageDriver.SetLogger(logs)
+	trust := newTrusted(storageDriver, g.key, a.Resource, func(name string) (int, error) { return newestStored(secrets, name) })
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(logs))
+	cfg.RESTClientGetter = rcg
+	cfg.KubeClient = confined{Client: kc, scope: a.Scope, owns: a.Owns, handOver: a.HandOver, signed: trust.signedManifest, built: &builtFromSigned{}}
+	cfg.Releases = storage.Init(trust)
+	cfg.Releases.SetLogger(logs)
+	cfg.Capabilities = caps
+	cfg.HookOutputFunc = func(_, _, _ string) io.Writer { return io.Discard }
+	return &Client{cfg: cfg, namespace: ns, key: g.key, resource: a.Resource, trust: trust, secrets: secrets}, nil
 }
 
 // driver returns Helm's Secrets storage driver of namespace ns on the shared
 // clients.
-func (g *Getter) driver(ns string, log func(string, ...any)) secretsDriver {
-	d := newSecretsDriver(g.clientset.CoreV1().Secrets(ns), g.meta.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(ns))
-	if log != nil {
-		d.Log = log
-	}
+func (g *Getter) driver(ns string) driver.Driver {
+	d := newSecretsDriver(g.clientset.CoreV1().Secrets(ns))
+	d.SetLogger(logr.ToSlogHandler(g.log.WithValues("namespace", ns)))
 	return d
 }
 
@@ -154,7 +156,6 @@ func (g *Getter) driver(ns string, log func(string, ...any)) secretsDriver {
 type Client struct {
 	cfg       *action.Configuration
 	namespace string
-	schemas   *schemas
 	key       *signature.Key
 	resource  types.UID
 	trust     *trusted                     // the storage driver of its actions
@@ -171,6 +172,20 @@ func (c *Client) release(r *release.Release) *Release {
 	return out
 }
 
+// v1 returns the revision r, which Helm's actions and storage hand out as an
+// interface, as the one type rudder stores: Helm's release v1.
+func v1(r ri.Releaser) (*release.Release, error) {
+	switch rel := r.(type) {
+	case nil:
+		return nil, nil
+	case *release.Release:
+		return rel, nil
+	case release.Release:
+		return &rel, nil
+	}
+	return nil, fmt.Errorf("%w: a revision of type %T", ErrUndecodable, r)
+}
+
 // Spec is what a release should be.
 type Spec struct {
 	// Name is the release name.
@@ -184,20 +199,31 @@ type Spec struct {
 	// MaxHistory bounds the revisions kept in storage; 0 keeps all.
 	MaxHistory int
 	// PostRenderer, when set, edits the rendered manifest before it is applied.
-	PostRenderer postrender.PostRenderer
+	PostRenderer postrenderer.PostRenderer
 	// Replace lets Install install over a history whose newest revision is
 	// uninstalled (helm uninstall --keep-history), numbering on from it. Only
 	// then: Helm's replace also marks a newest revision that is pending
 	// superseded, which would break another writer's install in flight.
 	Replace bool
-	// Unstored says the caller's storage cache holds no revision of the
-	// release, so Install need not ask the API server (Helm lists the
-	// namespace's storage Secrets of the release to check the name is free).
-	// A cache that lags is still safe: the new revision's Secret is created,
-	// never overwritten, so an existing one fails the install before any
-	// object is applied.
-	Unstored bool
 }
+
+// How every action of a Client applies, waits and deletes (README, "Helm 4").
+//
+// Objects are applied by server-side apply under Helm's field manager (the
+// binary's name, as Helm 3 wrote them, so that the first Helm 4 upgrade of a
+// Helm 3 release moves their fields from its client-side entry to an apply
+// entry of the same manager). Conflicts are forced: the chart is the
+// declared state, as Helm 3's three-way merge overwrote the fields it
+// changed; a field the chart does not render is never taken. Drift repair
+// applies under its own manager (package ssa), which an upgrade overrides.
+//
+// Only hooks are waited for: readiness is the reconciler's business, so no
+// action holds a worker until the release's objects are ready or gone.
+const (
+	serverSideApply = "true"
+	forceConflicts  = true
+	waitStrategy    = kube.HookOnlyStrategy
+)
 
 // Install installs a new release. On failure the returned release, when not
 // nil, is the failed revision Helm stored.
@@ -208,29 +234,17 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	in.Labels = withoutNulls(s.Labels)
 	in.PostRenderer = s.PostRenderer
 	in.Replace = s.Replace
+	in.ServerSideApply, in.ForceConflicts = true, forceConflicts
+	in.WaitStrategy = waitStrategy
 	// The API server validates every object; Helm's client-side validation
 	// would download and decode the OpenAPI document of each group first.
 	in.DisableOpenAPIValidation = true
-	// Helm would compile the values schema again for every install.
-	skip, err := c.schemas.validate(s.Chart.chart, s.Values)
-	if err != nil {
-		return nil, err
+	r, err := in.RunWithContext(ctx, s.Chart.chart, s.Values)
+	rel, cerr := v1(r)
+	if cerr != nil {
+		return nil, cerr
 	}
-	in.SkipSchemaValidation = skip
-	if s.Unstored && !s.Replace {
-		restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return unstored{Driver: d, name: s.Name} })
-		defer restore()
-	}
-	rel, err := in.RunWithContext(ctx, s.Chart.chart, s.Values)
 	return c.release(c.stored(rel, err)), err
-}
-
-// wrapDriver has the Client's storage go through wrap's driver until the
-// returned func restores it.
-func (c *Client) wrapDriver(wrap func(driver.Driver) driver.Driver) (restore func()) {
-	d := c.cfg.Releases.Driver
-	c.cfg.Releases.Driver = wrap(d)
-	return func() { c.cfg.Releases.Driver = d }
 }
 
 // stored returns rel, the release an action returned, unless the action
@@ -247,32 +261,30 @@ func (c *Client) stored(rel *release.Release, err error) *release.Release {
 }
 
 // Upgrade upgrades a release to a new revision, pruning storage to
-// s.MaxHistory revisions. It decodes only the newest stored revision and the
-// deployed one (leanHistory). On failure the returned release, when not nil,
-// is the failed revision Helm stored.
+// s.MaxHistory revisions. On failure the returned release, when not nil, is
+// the failed revision Helm stored.
 func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 	up := action.NewUpgrade(c.cfg)
 	up.Namespace = c.namespace
 	up.Labels = s.Labels
 	up.PostRenderer = s.PostRenderer
 	up.MaxHistory = s.MaxHistory
+	up.ServerSideApply, up.ForceConflicts = serverSideApply, forceConflicts
+	up.WaitStrategy = waitStrategy
 	up.DisableOpenAPIValidation = true // as for Install
-	skip, err := c.schemas.validate(s.Chart.chart, s.Values)
-	if err != nil {
-		return nil, err
+	r, err := up.RunWithContext(ctx, s.Name, s.Chart.chart, s.Values)
+	rel, cerr := v1(r)
+	if cerr != nil {
+		return nil, cerr
 	}
-	up.SkipSchemaValidation = skip // as for Install
-	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
-	defer restore()
-	rel, err := up.RunWithContext(ctx, s.Name, s.Chart.chart, s.Values)
 	return c.release(c.stored(rel, err)), err
 }
 
-// Uninstall deletes a release's objects and its whole history, decoding only
-// its newest revision and a deployed one (leanHistory). A release that does
-// not exist is not an error. labels are merged into the newest revision
-// in the same write that marks it uninstalling, so that a process killed
-// before the history is gone leaves a revision that says whose it was.
+// Uninstall deletes a release's objects and its whole history. A release
+// that does not exist is not an error. labels are merged into the newest
+// revision in the same write that marks it uninstalling (markingUninstall),
+// so that a process killed before the history is gone leaves a revision
+// that says whose it was.
 //
 // Helm's uninstall sees only the revisions signed for the resource (trusted).
 // Of a newer revision written by someone else (not Signed), the manifest is
@@ -302,14 +314,15 @@ func (c *Client) Uninstall(name string, labels map[string]string, left func(ref 
 // uninstallSigned runs Helm's uninstall over the revisions signed for the
 // resource.
 func (c *Client) uninstallSigned(name string, labels map[string]string) error {
-	restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return leanHistory{d} })
-	defer restore()
 	if len(labels) > 0 {
-		restore := c.wrapDriver(func(d driver.Driver) driver.Driver { return markingUninstall{Driver: d, labels: labels} })
-		defer restore()
+		d := c.cfg.Releases.Driver
+		c.cfg.Releases.Driver = markingUninstall{Driver: d, labels: labels}
+		defer func() { c.cfg.Releases.Driver = d }()
 	}
 	un := action.NewUninstall(c.cfg)
 	un.IgnoreNotFound = true
+	un.WaitStrategy = waitStrategy
+	un.DeletionPropagation = string(metav1.DeletePropagationBackground)
 	_, err := un.Run(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil
@@ -331,7 +344,7 @@ func (c *Client) uninstallForeign(stored storedRevisions, left func(ref string))
 		} else if len(rl) > 0 {
 			kc, _ := c.cfg.KubeClient.(confined)
 			kc.ownedOnly, kc.skipped = true, left
-			if _, errs := kc.Delete(rl); len(errs) > 0 {
+			if _, errs := kc.Delete(rl, metav1.DeletePropagationBackground); len(errs) > 0 {
 				return errors.Join(errs...)
 			}
 		}
@@ -370,7 +383,7 @@ type RollbackOptions struct {
 // A revision rudder did not write (not Signed) is never rolled back to: its
 // manifest is not one rudder rendered. Rollback then fails with ErrNotSigned.
 func (c *Client) Rollback(ctx context.Context, name string, opts RollbackOptions) (*Release, error) {
-	target, err := c.cfg.Releases.Get(name, opts.To)
+	target, err := c.get(name, opts.To)
 	if errors.Is(err, ErrNotSigned) {
 		return nil, fmt.Errorf("rolling release %q back to revision %d: %w: its manifest is applied only by whoever wrote it (helm rollback)", name, opts.To, ErrNotSigned)
 	}
@@ -397,23 +410,40 @@ func (c *Client) Rollback(ctx context.Context, name string, opts RollbackOptions
 	rb := action.NewRollback(c.cfg)
 	rb.Version = opts.To
 	rb.MaxHistory = opts.MaxHistory
+	rb.ServerSideApply, rb.ForceConflicts = serverSideApply, forceConflicts
+	rb.WaitStrategy = waitStrategy
 	if err := rb.Run(name); err != nil {
 		return nil, fmt.Errorf("rolling release %q back to revision %d: %w", name, opts.To, err)
 	}
-	rel, err := c.cfg.Releases.Last(name)
+	last, err := c.cfg.Releases.Last(name)
 	if err != nil {
 		return nil, fmt.Errorf("reading release %q after its rollback: %w", name, err)
 	}
+	rel, err := v1(last)
+	if err != nil {
+		return nil, err
+	}
+	// Set in the write that labels it: Helm's own Description takes at most
+	// 256 characters, and rudder's names the error it rolls back from.
 	if opts.Description != "" && rel.Info != nil {
 		rel.Info.Description = opts.Description
 	}
 	return c.relabel(rel, opts.Labels)
 }
 
+// get reads revision version of release name through the Client's storage.
+func (c *Client) get(name string, version int) (*release.Release, error) {
+	r, err := c.cfg.Releases.Get(name, version)
+	if err != nil {
+		return nil, err
+	}
+	return v1(r)
+}
+
 // Label merges labels into the stored revision `revision` of release name; a
 // value "null" removes a label.
 func (c *Client) Label(name string, revision int, labels map[string]string) (*Release, error) {
-	rel, err := c.cfg.Releases.Get(name, revision)
+	rel, err := c.get(name, revision)
 	if err != nil {
 		return nil, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
 	}
@@ -450,15 +480,15 @@ func withoutNulls(labels map[string]string) map[string]string {
 // died mid-operation can move on, and removes the labels named drop from it.
 // A revision no longer pending is left as it is, and Unlock reports false.
 func (c *Client) Unlock(name string, revision int, description string, drop ...string) (bool, error) {
-	rel, err := c.cfg.Releases.Get(name, revision)
+	rel, err := c.get(name, revision)
 	if err != nil {
 		return false, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
 	}
 	// Helm's IsPending leaves out an uninstall under way.
-	if !rel.Info.Status.IsPending() && rel.Info.Status != release.StatusUninstalling {
+	if !rel.Info.Status.IsPending() && rel.Info.Status != rcommon.StatusUninstalling {
 		return false, nil
 	}
-	rel.SetStatus(release.StatusFailed, description)
+	rel.SetStatus(rcommon.StatusFailed, description)
 	for _, k := range drop {
 		delete(rel.Labels, k)
 	}
@@ -472,17 +502,22 @@ func (c *Client) Unlock(name string, revision int, description string, drop ...s
 // newest first, as `helm history` does, each Signed when it was written for
 // the custom resource of UID resource.
 func (g *Getter) History(ns, name string, resource types.UID) ([]*Release, error) {
-	rels, err := storage.Init(g.driver(ns, nil)).History(name)
+	rels, err := storage.Init(g.driver(ns)).History(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) || (err == nil && len(rels) == 0) {
 		return nil, fmt.Errorf("release %q in namespace %q: %w", name, ns, ErrReleaseNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the history of release %q: %w", name, err)
 	}
-	out := make([]*Release, len(rels))
-	for i, r := range rels {
-		out[i] = fromHelm(r)
-		out[i].Signed = verdict(g.key, resource, r)
+	out := make([]*Release, 0, len(rels))
+	for _, r := range rels {
+		rel, err := v1(r)
+		if err != nil {
+			continue
+		}
+		o := fromHelm(rel)
+		o.Signed = verdict(g.key, resource, rel)
+		out = append(out, o)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Revision > out[j].Revision })
 	return out, nil
@@ -492,7 +527,7 @@ func (g *Getter) History(ns, name string, resource types.UID) ([]*Release, error
 // manifest included, without building a whole action configuration; Signed
 // when it was written for the custom resource of UID resource.
 func (g *Getter) Revision(ns, name string, revision int, resource types.UID) (*Release, error) {
-	rel, err := g.driver(ns, nil).Get(makeKey(name, revision))
+	rel, err := get(g.driver(ns), makeKey(name, revision))
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, fmt.Errorf("release %q revision %d: %w", name, revision, ErrReleaseNotFound)
 	}
@@ -504,15 +539,21 @@ func (g *Getter) Revision(ns, name string, revision int, resource types.UID) (*R
 	return out, nil
 }
 
-// newestOf returns the revision of rels with the highest number.
-func newestOf(rels []*release.Release) *release.Release {
-	newest := rels[0]
-	for _, r := range rels[1:] {
-		if r.Version > newest.Version {
-			newest = r
+// newestStored returns the highest revision number the storage Secrets of
+// release name say they hold, whether they decode or not: their version
+// labels, read without their data.
+func newestStored(secrets corev1client.SecretInterface, name string) (int, error) {
+	list, err := secrets.List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range list.Items {
+		if v, err := strconv.Atoi(list.Items[i].Labels["version"]); err == nil {
+			n = max(n, v)
 		}
 	}
-	return newest
+	return n, nil
 }
 
 // storedRevisions is what the storage Secrets of one release hold.

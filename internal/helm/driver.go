@@ -2,18 +2,21 @@ package helm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	ri "helm.sh/helm/v4/pkg/release"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -28,51 +31,34 @@ func init() {
 	metrics.Registry.MustRegister(decodes)
 }
 
-// secretsDriver is Helm's own Secrets driver, which alone encodes, decodes
-// and labels revisions, over conditionalSecrets, whose updates carry the
-// resourceVersion the revision was read at. Three methods are rudder's: Get,
-// which decodes through Helm's Query, so that a Secret that does not decode
-// is an error naming it where Helm's Get panics; Delete, which neither reads
-// nor decodes what it deletes and counts a revision already gone as deleted;
-// and QueryLean (lean.go), which decodes only the revisions Helm's upgrade
-// and uninstall read whole.
-type secretsDriver struct {
-	*driver.Secrets
-	secrets conditionalSecrets
-	meta    metadata.ResourceInterface // the namespace's Secrets, metadata only
+// newSecretsDriver returns Helm's own Secrets driver over the Secrets of one
+// namespace, through conditionalSecrets (the lock's optimistic writes).
+func newSecretsDriver(secrets corev1client.SecretInterface) *driver.Secrets {
+	return driver.NewSecrets(conditionalSecrets{SecretInterface: secrets, read: &readVersions{}})
 }
 
-// newSecretsDriver returns the storage driver of the Secrets of one
-// namespace: secrets reads and writes them, meta lists their metadata.
-func newSecretsDriver(secrets corev1client.SecretInterface, meta metadata.ResourceInterface) secretsDriver {
-	checked := conditionalSecrets{SecretInterface: secrets, read: &readVersions{}}
-	return secretsDriver{Secrets: driver.NewSecrets(checked), secrets: checked, meta: meta}
+// get reads revision key through d, as Helm's Get does, and names a storage
+// Secret that does not decode: an error wrapping ErrUndecodable.
+func get(d driver.Driver, key string) (*release.Release, error) {
+	r, err := d.Get(key)
+	if err != nil {
+		if errors.Is(err, driver.ErrReleaseNotFound) || !undecodable(err) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: storage Secret %s", ErrUndecodable, key)
+	}
+	rel, ok := r.(*release.Release)
+	if !ok || rel == nil {
+		return nil, fmt.Errorf("%w: storage Secret %s", ErrUndecodable, key)
+	}
+	return rel, nil
 }
 
-// Get reads one revision as Helm's Get does (its labels without Helm's own),
-// but decoded by Helm's Query over the one Secret read: Helm's Get
-// dereferences the nil release a failed decode gives, and panics, where its
-// Query leaves the Secret out. A Secret that does not decode is an error
-// wrapping ErrUndecodable and naming the Secret.
-func (d secretsDriver) Get(key string) (*release.Release, error) {
-	obj, err := d.secrets.Get(context.Background(), key, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, driver.ErrReleaseNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get: failed to get %q: %w", key, err)
-	}
-	rls, err := decoded(obj)
-	if err != nil {
-		return nil, err
-	}
-	labels := make(map[string]string, len(rls.Labels))
-	maps.Copy(labels, rls.Labels)
-	for _, k := range driver.GetSystemLabels() {
-		delete(labels, k)
-	}
-	rls.Labels = labels
-	return rls, nil
+// undecodable reports whether err, from Helm's Secrets driver's Get, is its
+// failure to decode what the Secret holds rather than to read it.
+func undecodable(err error) bool {
+	var status apierrors.APIStatus
+	return !errors.As(err, &status) && strings.Contains(err.Error(), "failed to decode")
 }
 
 // decoded returns the release storage Secret s holds, decoded by Helm's
@@ -83,7 +69,11 @@ func decoded(s *corev1.Secret) (*release.Release, error) {
 	if err != nil || len(rels) == 0 {
 		return nil, fmt.Errorf("%w: storage Secret %s", ErrUndecodable, s.Name)
 	}
-	return rels[0], nil
+	rel, ok := rels[0].(*release.Release)
+	if !ok {
+		return nil, fmt.Errorf("%w: storage Secret %s", ErrUndecodable, s.Name)
+	}
+	return rel, nil
 }
 
 // listed is a Secret client whose List returns one Secret already read, for
@@ -97,25 +87,15 @@ func (l listed) List(context.Context, metav1.ListOptions) (*corev1.SecretList, e
 	return &corev1.SecretList{Items: []corev1.Secret{*l.secret}}, nil
 }
 
-// Delete removes a stored revision. Unlike Helm's driver it does not read
-// and decode the revision first (Helm's uninstall and history pruning, its
-// only callers, drop what it returns), and a revision already gone counts
-// as deleted: a namespace being deleted takes the Secrets along, and the
-// uninstall of a release there must not fail for it.
-func (d secretsDriver) Delete(key string) (*release.Release, error) {
-	err := d.secrets.Delete(context.Background(), key, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("delete: failed to delete: %w", err)
-	}
-	return nil, nil
-}
-
 // conditionalSecrets is the Secret client Helm's Secrets driver stores releases
-// through. Its Update carries the resourceVersion at which the Secret was
-// last read or written through this client, so that it fails with the API
-// server's Conflict when another writer (the helm CLI) changed the revision
-// since, where Helm's driver would overwrite it. A revision not read through
-// this client is replaced unconditionally, as Helm's driver replaces it.
+// through: the lock's half that Helm lacks. Its Update carries the
+// resourceVersion at which the Secret was last read or written through this
+// client, so that it fails with the API server's Conflict when another writer
+// (the helm CLI, another manager) changed the revision since, where Helm's
+// driver would overwrite it: of two writers that both read a revision
+// deployed, only one marks it superseded and goes on. A revision not read
+// through this client is replaced unconditionally, as Helm's driver replaces
+// it.
 type conditionalSecrets struct {
 	corev1client.SecretInterface
 	read *readVersions
@@ -124,6 +104,7 @@ type conditionalSecrets struct {
 func (s conditionalSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
 	obj, err := s.SecretInterface.Get(ctx, name, opts)
 	if err == nil {
+		decodes.Inc() // Helm's driver decodes it
 		s.read.set(name, obj.ResourceVersion)
 	}
 	return obj, err
@@ -200,30 +181,17 @@ func (r *readVersions) forget(name string) {
 	delete(r.byName, name)
 }
 
-// unstored is a storage driver that knows release name has no stored
-// revision: its history query is answered without a request. Everything else,
-// the revision's Create included, goes to the driver.
-type unstored struct {
-	driver.Driver
-	name string
-}
-
-func (u unstored) Query(labels map[string]string) ([]*release.Release, error) {
-	if labels["name"] == u.name && labels["owner"] == "helm" && len(labels) == 2 {
-		return nil, driver.ErrReleaseNotFound
-	}
-	return u.Driver.Query(labels)
-}
-
-// markingUninstall is a storage driver that merges labels into the revision
-// Helm's uninstall marks uninstalling, in that same write.
+// markingUninstall is the lock's other half: a storage driver that merges
+// labels (who holds the release) into the revision Helm's uninstall marks
+// uninstalling, in that same write, so that an uninstall cut short by a
+// crash leaves a revision that says whose it was, to be unlocked.
 type markingUninstall struct {
 	driver.Driver
 	labels map[string]string
 }
 
-func (m markingUninstall) Update(key string, rls *release.Release) error {
-	if rls.Info != nil && rls.Info.Status == release.StatusUninstalling {
+func (m markingUninstall) Update(key string, r ri.Releaser) error {
+	if rls, ok := r.(*release.Release); ok && rls.Info != nil && rls.Info.Status == rcommon.StatusUninstalling {
 		merged := maps.Clone(rls.Labels)
 		if merged == nil {
 			merged = make(map[string]string, len(m.labels))
@@ -231,5 +199,5 @@ func (m markingUninstall) Update(key string, rls *release.Release) error {
 		maps.Copy(merged, m.labels)
 		rls.Labels = merged
 	}
-	return m.Driver.Update(key, rls)
+	return m.Driver.Update(key, r)
 }

@@ -13,17 +13,17 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	ri "helm.sh/helm/v4/pkg/release"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -60,12 +60,11 @@ func sharedAPIServer(t *testing.T) *rest.Config {
 	return apiServer.cfg
 }
 
-// storageNamespace is a new namespace of the shared API server, its Secrets
-// and their metadata.
+// storageNamespace is a new namespace of the shared API server and its
+// Secrets.
 type storageNamespace struct {
 	name    string
 	secrets corev1client.SecretInterface
-	meta    metadata.ResourceInterface
 }
 
 func newStorageNamespace(t *testing.T) storageNamespace {
@@ -75,20 +74,37 @@ func newStorageNamespace(t *testing.T) storageNamespace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ns, err := cs.CoreV1().Namespaces().Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "storage-"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return storageNamespace{name: ns.Name, secrets: cs.CoreV1().Secrets(ns.Name),
-		meta: mc.Resource(corev1.SchemeGroupVersion.WithResource("secrets")).Namespace(ns.Name)}
+	return storageNamespace{name: ns.Name, secrets: cs.CoreV1().Secrets(ns.Name)}
 }
 
-func (s storageNamespace) driver() secretsDriver { return newSecretsDriver(s.secrets, s.meta) }
+// driver is Helm's Secrets driver of the namespace as rudder stores through
+// it (conditionalSecrets).
+func (s storageNamespace) driver() driver.Driver { return newSecretsDriver(s.secrets) }
+
+// helmGet reads revision key through Helm's own driver, as the helm CLI does.
+func helmGet(t *testing.T, helms *driver.Secrets, key string) *release.Release {
+	t.Helper()
+	r, err := helms.Get(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.(*release.Release)
+}
+
+func storedRelease(version int, status rcommon.Status) *release.Release {
+	return &release.Release{
+		Name: "app", Namespace: "shop", Version: version,
+		Info:     &release.Info{Status: status},
+		Chart:    &chart.Chart{Metadata: &chart.Metadata{Name: "webapp", Version: "0.1.0"}},
+		Config:   map[string]any{"n": float64(version)},
+		Manifest: fmt.Sprintf("kind: ConfigMap\nmetadata:\n  name: v%d\n", version),
+	}
+}
 
 // A storage write carries the resourceVersion the driver read the revision
 // at, however it read it: a revision the helm CLI (Helm's own driver) wrote
@@ -96,69 +112,62 @@ func (s storageNamespace) driver() secretsDriver { return newSecretsDriver(s.sec
 // Conflict. Against a real API server, which is what enforces it.
 func TestSecretsDriver_Update(t *testing.T) {
 	const key = "sh.helm.release.v1.webapp-front.v1"
-	revision := func(status release.Status, description string) *release.Release {
+	revision := func(status rcommon.Status, description string) *release.Release {
 		return &release.Release{Name: "webapp-front", Version: 1,
 			Info:  &release.Info{Status: status, Description: description},
 			Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "webapp", Version: "0.1.0"}}}
 	}
 	installedByHelm := func(helms *driver.Secrets) error {
-		return helms.Create(key, revision(release.StatusDeployed, "Install complete"))
+		return helms.Create(key, revision(rcommon.StatusDeployed, "Install complete"))
 	}
 	tests := []struct {
 		name string
 		// read stores revision 1 and has ours read it (or write it).
-		read     func(ours secretsDriver, helms *driver.Secrets) error
+		read     func(ours driver.Driver, helms *driver.Secrets) error
 		cliWrite bool // the helm CLI writes revision 1 after ours read it
 	}{
-		{name: "read by Get, unchanged", read: func(ours secretsDriver, helms *driver.Secrets) error {
+		{name: "read by Get, unchanged", read: func(ours driver.Driver, helms *driver.Secrets) error {
 			if err := installedByHelm(helms); err != nil {
 				return err
 			}
-			_, err := ours.Get(key)
+			_, err := get(ours, key)
 			return err
 		}},
-		{name: "read by Get, then written by the helm CLI", cliWrite: true, read: func(ours secretsDriver, helms *driver.Secrets) error {
+		{name: "read by Get, then written by the helm CLI", cliWrite: true, read: func(ours driver.Driver, helms *driver.Secrets) error {
 			if err := installedByHelm(helms); err != nil {
 				return err
 			}
-			_, err := ours.Get(key)
+			_, err := get(ours, key)
 			return err
 		}},
-		{name: "read by Query, then written by the helm CLI", cliWrite: true, read: func(ours secretsDriver, helms *driver.Secrets) error {
+		{name: "read by Query, then written by the helm CLI", cliWrite: true, read: func(ours driver.Driver, helms *driver.Secrets) error {
 			if err := installedByHelm(helms); err != nil {
 				return err
 			}
 			_, err := ours.Query(map[string]string{"name": "webapp-front", "owner": "helm", "status": "deployed"})
 			return err
 		}},
-		{name: "read by List, then written by the helm CLI", cliWrite: true, read: func(ours secretsDriver, helms *driver.Secrets) error {
+		{name: "read by List, then written by the helm CLI", cliWrite: true, read: func(ours driver.Driver, helms *driver.Secrets) error {
 			if err := installedByHelm(helms); err != nil {
 				return err
 			}
-			_, err := ours.List(func(*release.Release) bool { return true })
+			_, err := ours.List(func(ri.Releaser) bool { return true })
 			return err
 		}},
-		{name: "read by QueryLean, then written by the helm CLI", cliWrite: true, read: func(ours secretsDriver, helms *driver.Secrets) error {
-			if err := installedByHelm(helms); err != nil {
+		{name: "created by the driver, then written by the helm CLI", cliWrite: true, read: func(ours driver.Driver, _ *driver.Secrets) error {
+			return ours.Create(key, revision(rcommon.StatusPendingInstall, "Initial install underway"))
+		}},
+		{name: "updated by the driver, unchanged", read: func(ours driver.Driver, _ *driver.Secrets) error {
+			if err := ours.Create(key, revision(rcommon.StatusPendingInstall, "Initial install underway")); err != nil {
 				return err
 			}
-			_, err := ours.QueryLean(map[string]string{"name": "webapp-front", "owner": "helm"})
-			return err
+			return ours.Update(key, revision(rcommon.StatusDeployed, "Install complete"))
 		}},
-		{name: "created by the driver, then written by the helm CLI", cliWrite: true, read: func(ours secretsDriver, _ *driver.Secrets) error {
-			return ours.Create(key, revision(release.StatusPendingInstall, "Initial install underway"))
-		}},
-		{name: "updated by the driver, unchanged", read: func(ours secretsDriver, _ *driver.Secrets) error {
-			if err := ours.Create(key, revision(release.StatusPendingInstall, "Initial install underway")); err != nil {
+		{name: "updated by the driver, then written by the helm CLI", cliWrite: true, read: func(ours driver.Driver, _ *driver.Secrets) error {
+			if err := ours.Create(key, revision(rcommon.StatusPendingInstall, "Initial install underway")); err != nil {
 				return err
 			}
-			return ours.Update(key, revision(release.StatusDeployed, "Install complete"))
-		}},
-		{name: "updated by the driver, then written by the helm CLI", cliWrite: true, read: func(ours secretsDriver, _ *driver.Secrets) error {
-			if err := ours.Create(key, revision(release.StatusPendingInstall, "Initial install underway")); err != nil {
-				return err
-			}
-			return ours.Update(key, revision(release.StatusDeployed, "Install complete"))
+			return ours.Update(key, revision(rcommon.StatusDeployed, "Install complete"))
 		}},
 	}
 	for _, tt := range tests {
@@ -171,32 +180,27 @@ func TestSecretsDriver_Update(t *testing.T) {
 			want := "Upgrade complete" // what rudder's write says
 			if tt.cliWrite {
 				want = "Rollback to 1"
-				if err := helms.Update(key, revision(release.StatusSuperseded, want)); err != nil {
+				if err := helms.Update(key, revision(rcommon.StatusSuperseded, want)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			err := ours.Update(key, revision(release.StatusSuperseded, "Upgrade complete"))
+			err := ours.Update(key, revision(rcommon.StatusSuperseded, "Upgrade complete"))
 			switch {
 			case tt.cliWrite && !apierrors.IsConflict(err):
 				t.Errorf("update after the helm CLI wrote: %v, want a Conflict", err)
 			case !tt.cliWrite && err != nil:
 				t.Errorf("update: %v", err)
 			}
-			got, err := helms.Get(key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Info.Description != want {
+			if got := helmGet(t, helms, key); got.Info.Description != want {
 				t.Errorf("stored revision says %q, want %q", got.Info.Description, want)
 			}
 		})
 	}
 }
 
-// A storage Secret that does not hold a release is an error naming it, at
-// every step of decoding that can fail, where Helm's own Get panics; the
-// error carries nothing of the data. Helm's queries leave it out, and it
-// can be deleted.
+// A storage Secret that does not hold a release is an error naming it
+// (ErrUndecodable), at every step of decoding that can fail; the error
+// carries nothing of the data. Helm's queries leave it out.
 func TestSecretsDriver_Get(t *testing.T) {
 	gzipped := func(b []byte) []byte {
 		var buf bytes.Buffer
@@ -228,32 +232,19 @@ func TestSecretsDriver_Get(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := ns.driver()
-			if err := d.Create("sh.helm.release.v1.app.v1", storedRelease(1, release.StatusSuperseded)); err != nil {
+			if err := d.Create("sh.helm.release.v1.app.v1", storedRelease(1, rcommon.StatusSuperseded)); err != nil {
 				t.Fatal(err)
 			}
-			_, err := d.Get(key)
+			_, err := get(d, key)
 			if !errors.Is(err, ErrUndecodable) || !strings.Contains(err.Error(), key) {
 				t.Errorf("Get: %v, want ErrUndecodable naming %s", err, key)
 			}
 			if strings.Contains(fmt.Sprint(err), "secret words") {
 				t.Errorf("the error carries the Secret's data: %v", err)
 			}
-			for _, q := range []func() ([]*release.Release, error){
-				func() ([]*release.Release, error) { return d.Query(map[string]string{"owner": "helm", "name": "app"}) },
-				func() ([]*release.Release, error) {
-					return d.QueryLean(map[string]string{"owner": "helm", "name": "app"})
-				},
-			} {
-				rels, err := q()
-				if err != nil || len(rels) != 1 || rels[0].Version != 1 {
-					t.Errorf("history: %d revisions, %v; want revision 1 alone", len(rels), err)
-				}
-			}
-			if _, err := storage.Init(d).Delete("app", 2); err != nil {
-				t.Errorf("Delete: %v", err)
-			}
-			if _, err := ns.secrets.Get(context.Background(), key, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				t.Errorf("the Secret after its Delete: %v, want NotFound", err)
+			rels, err := d.Query(map[string]string{"owner": "helm", "name": "app"})
+			if err != nil || len(rels) != 1 || rels[0].(*release.Release).Version != 1 {
+				t.Errorf("history: %d revisions, %v; want revision 1 alone", len(rels), err)
 			}
 		})
 	}
@@ -262,11 +253,11 @@ func TestSecretsDriver_Get(t *testing.T) {
 // Deleting a revision already gone succeeds: a namespace being deleted takes
 // the storage Secrets along while an uninstall purges them, and Helm joins
 // a purge's error into a string no caller can tell from a real failure.
-func TestSecretsDriver_Delete(t *testing.T) {
+func TestTrusted_Delete(t *testing.T) {
 	ns := newStorageNamespace(t)
-	st := storage.Init(ns.driver())
+	st := storage.Init(newTrusted(ns.driver(), nil, "", nil))
 	for v := 1; v <= 2; v++ {
-		if err := st.Create(storedRelease(v, release.StatusSuperseded)); err != nil {
+		if err := st.Create(storedRelease(v, rcommon.StatusSuperseded)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -285,6 +276,28 @@ func TestSecretsDriver_Delete(t *testing.T) {
 	if _, err := st.Delete("app", 3); err != nil {
 		t.Errorf("deleting a revision that never was: %v", err)
 	}
+
+	// Gone between Helm's read of it and its delete.
+	raced := storage.Init(newTrusted(newSecretsDriver(deletedFirst{ns.secrets}), nil, "", nil))
+	if err := raced.Create(storedRelease(4, rcommon.StatusSuperseded)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raced.Delete("app", 4); err != nil {
+		t.Errorf("deleting a revision another deleted after Helm read it: %v", err)
+	}
+}
+
+// deletedFirst is a Secret client whose Delete finds the Secret deleted by
+// someone else a moment before: it deletes it, then answers NotFound.
+type deletedFirst struct {
+	corev1client.SecretInterface
+}
+
+func (d deletedFirst) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	if err := d.SecretInterface.Delete(ctx, name, opts); err != nil {
+		return err
+	}
+	return d.SecretInterface.Delete(ctx, name, opts)
 }
 
 // newGetter returns a Getter on the shared API server that signs with a
@@ -323,7 +336,7 @@ func TestGetter_SignsWhatItStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := c.Install(context.Background(), Spec{Name: "webapp-front", Chart: chrt, Labels: map[string]string{"team": "a"}})
+	rel, err := c.Install(context.Background(), Spec{Name: "webapp-front", Chart: chrt, Values: webappValues(), Labels: map[string]string{"team": "a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,10 +344,7 @@ func TestGetter_SignsWhatItStores(t *testing.T) {
 		t.Errorf("the installed revision is not signed: labels %v", rel.Labels)
 	}
 	helms := driver.NewSecrets(ns.secrets)
-	stored, err := helms.Get("sh.helm.release.v1.webapp-front.v1")
-	if err != nil {
-		t.Fatalf("Helm's driver cannot read what rudder stored: %v", err)
-	}
+	stored := helmGet(t, helms, "sh.helm.release.v1.webapp-front.v1")
 	if stored.Labels[signature.Label] == "" || stored.Labels[signature.LabelResource] != uid || stored.Labels["team"] != "a" || stored.Manifest != rel.Manifest {
 		t.Errorf("Helm read labels %v and a manifest of %d bytes, want the signature, team=a and %d bytes",
 			stored.Labels, len(stored.Manifest), len(rel.Manifest))
@@ -356,41 +366,6 @@ func TestGetter_SignsWhatItStores(t *testing.T) {
 	}
 }
 
-// An upgrade through a Client's storage decodes the newest stored revision
-// (and a deployed one, when another), not the whole history: the lean
-// history query reaches the driver through every wrapper of the store.
-func TestClient_UpgradeDecodesLean(t *testing.T) {
-	ns := newStorageNamespace(t)
-	g := newGetter(t)
-	chrt, err := LoadChart(os.DirFS("../../charts"), "webapp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := func(n int) Spec {
-		return Spec{Name: "webapp-front", Chart: chrt, Values: map[string]any{"image": fmt.Sprintf("nginx:1.%d", n)}}
-	}
-	c, err := g.For(Access{Scope: Scope{Namespace: ns.name}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Install(context.Background(), spec(0)); err != nil {
-		t.Fatal(err)
-	}
-	for n := 1; n <= 6; n++ {
-		c, err := g.For(Access{Scope: Scope{Namespace: ns.name}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		before := testutil.ToFloat64(decodes)
-		if _, err := c.Upgrade(context.Background(), spec(n)); err != nil {
-			t.Fatal(err)
-		}
-		if d := testutil.ToFloat64(decodes) - before; d > 1 {
-			t.Errorf("upgrade to revision %d decoded %v stored revisions, want 1, the newest", n+1, d)
-		}
-	}
-}
-
 // A dry run over a release whose newest revision is pending (an upgrade
 // under way) says so with ErrOperationInProgress, which callers tell from
 // a chart that does not render; once the revision is deployed it renders.
@@ -405,28 +380,25 @@ func TestClient_DryRunWhileAnOperationIsInProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := Spec{Name: "webapp-busy", Chart: chrt}
+	spec := Spec{Name: "webapp-busy", Chart: chrt, Values: webappValues()}
 	if _, err := c.Install(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
 	helms := driver.NewSecrets(ns.secrets)
 	const key = "sh.helm.release.v1.webapp-busy.v1"
-	setStatus := func(s release.Status) {
+	setStatus := func(s rcommon.Status) {
 		t.Helper()
-		rel, err := helms.Get(key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rel := helmGet(t, helms, key)
 		rel.Info.Status = s
 		if err := helms.Update(key, rel); err != nil {
 			t.Fatal(err)
 		}
 	}
-	setStatus(release.StatusPendingUpgrade)
+	setStatus(rcommon.StatusPendingUpgrade)
 	if _, err := c.DryRun(context.Background(), spec); !errors.Is(err, ErrOperationInProgress) {
 		t.Errorf("DryRun over a pending revision: %v; want ErrOperationInProgress", err)
 	}
-	setStatus(release.StatusDeployed)
+	setStatus(rcommon.StatusDeployed)
 	if c, err = g.For(Access{Scope: Scope{Namespace: ns.name}}); err != nil {
 		t.Fatal(err)
 	}
@@ -434,4 +406,9 @@ func TestClient_DryRunWhileAnOperationIsInProgress(t *testing.T) {
 	if err != nil || rel.Revision != 2 {
 		t.Errorf("DryRun over a deployed revision: revision %v, %v; want revision 2", rel, err)
 	}
+}
+
+// webappValues are the values a WebApp must give its chart.
+func webappValues() map[string]any {
+	return map[string]any{"image": "nginx:1.25", "port": 80}
 }

@@ -5,8 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // Helm's uninstall marks the newest revision uninstalling; the labels go into
@@ -14,16 +15,16 @@ import (
 func TestMarkingUninstall_LabelsTheUninstallingWriteOnly(t *testing.T) {
 	mem := driver.NewMemory()
 	d := markingUninstall{Driver: mem, labels: map[string]string{"mark": "1"}}
-	for _, status := range []release.Status{release.StatusDeployed, release.StatusUninstalling} {
+	for _, status := range []rcommon.Status{rcommon.StatusDeployed, rcommon.StatusUninstalling} {
 		rel := &release.Release{Name: "app", Version: 1, Info: &release.Info{Status: status}, Labels: map[string]string{"kept": "yes"}}
-		if err := mem.Create("sh.helm.release.v1.app.v1", &release.Release{Name: "app", Version: 1, Info: &release.Info{Status: release.StatusFailed}}); err != nil && !errors.Is(err, driver.ErrReleaseExists) {
+		if err := mem.Create("sh.helm.release.v1.app.v1", &release.Release{Name: "app", Version: 1, Info: &release.Info{Status: rcommon.StatusFailed}}); err != nil && !errors.Is(err, driver.ErrReleaseExists) {
 			t.Fatal(err)
 		}
 		if err := d.Update("sh.helm.release.v1.app.v1", rel); err != nil {
 			t.Fatal(err)
 		}
 		want := map[string]string{"kept": "yes"}
-		if status == release.StatusUninstalling {
+		if status == rcommon.StatusUninstalling {
 			want["mark"] = "1"
 		}
 		if !reflect.DeepEqual(rel.Labels, want) {

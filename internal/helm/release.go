@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/kube"
+	release "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
@@ -39,7 +41,7 @@ func fromHelm(r *release.Release) *Release {
 	if r.Info != nil {
 		out.Status = r.Info.Status.String()
 		out.Description = r.Info.Description
-		out.Updated = r.Info.LastDeployed.Time
+		out.Updated = r.Info.LastDeployed
 	}
 	if r.Chart != nil && r.Chart.Metadata != nil {
 		out.Chart = r.Chart.Metadata.Name
@@ -78,4 +80,12 @@ func ParseManifest(manifest string) ([]*unstructured.Unstructured, error) {
 		}
 		objs = append(objs, obj)
 	}
+}
+
+// Kept reports whether Helm's uninstall leaves behind the object whose
+// annotations these are (helm.sh/resource-policy: keep), read as Helm reads
+// the annotation.
+func Kept(annotations map[string]string) bool {
+	v, ok := annotations[kube.ResourcePolicyAnno]
+	return ok && strings.ToLower(strings.TrimSpace(v)) == kube.KeepPolicy
 }

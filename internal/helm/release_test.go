@@ -3,7 +3,8 @@ package helm
 import (
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 func TestParseManifest(t *testing.T) {
@@ -39,14 +40,14 @@ spec:
 func TestChartDigest(t *testing.T) {
 	mk := func(tpl string, dep *chart.Chart) *chart.Chart {
 		c := &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "1.0.0"},
-			Raw: []*chart.File{{Name: "Chart.yaml", Data: []byte("name: c")}, {Name: "templates/a.yaml", Data: []byte(tpl)}}}
+			Raw: []*common.File{{Name: "Chart.yaml", Data: []byte("name: c")}, {Name: "templates/a.yaml", Data: []byte(tpl)}}}
 		if dep != nil {
 			c.AddDependency(dep)
 		}
 		return c
 	}
 	dep := func(v string) *chart.Chart {
-		return &chart.Chart{Metadata: &chart.Metadata{Name: "d"}, Raw: []*chart.File{{Name: "values.yaml", Data: []byte(v)}}}
+		return &chart.Chart{Metadata: &chart.Metadata{Name: "d"}, Raw: []*common.File{{Name: "values.yaml", Data: []byte(v)}}}
 	}
 	base := (&Chart{chart: mk("x", dep("1"))}).Digest()
 	tests := []struct {

@@ -3,8 +3,9 @@ package helm
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
-	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v4/pkg/action"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -25,11 +26,15 @@ type Rendered struct {
 // schema. It changes nothing anywhere; it serves to learn which objects a
 // chart can make (`rudder rbac`), not to install them.
 func Render(ctx context.Context, chrt *Chart, namespace, name string, vals map[string]any) (*Rendered, error) {
-	in := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	in.ClientOnly, in.DryRun, in.Replace = true, true, true
+	in := action.NewInstall(action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler)))
+	in.DryRunStrategy, in.Replace = action.DryRunClient, true
 	in.ReleaseName, in.Namespace = name, namespace
 	in.DisableOpenAPIValidation = true
-	rel, err := in.RunWithContext(ctx, chrt.chart, vals)
+	r, err := in.RunWithContext(ctx, chrt.chart, vals)
+	if err != nil {
+		return nil, fmt.Errorf("rendering chart %s: %w", chrt.Name(), err)
+	}
+	rel, err := v1(r)
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", chrt.Name(), err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v4/pkg/kube"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -122,11 +122,11 @@ type confined struct {
 
 func (confined) IsReachable() error { return nil }
 
-func (c confined) Create(rl kube.ResourceList) (*kube.Result, error) {
+func (c confined) Create(rl kube.ResourceList, opts ...kube.ClientCreateOption) (*kube.Result, error) {
 	if err := c.scope.checkAll(rl); err != nil {
 		return nil, err
 	}
-	return c.Client.Create(rl)
+	return c.Client.Create(rl, opts...)
 }
 
 // Build builds the objects of manifest as Helm's client does, and records
@@ -143,18 +143,11 @@ func (c confined) Build(manifest io.Reader, validate bool) (kube.ResourceList, e
 	return rl, err
 }
 
-func (c confined) Update(original, target kube.ResourceList, force bool) (*kube.Result, error) {
+func (c confined) Update(original, target kube.ResourceList, opts ...kube.ClientUpdateOption) (*kube.Result, error) {
 	if err := c.check(original, target); err != nil {
 		return &kube.Result{}, err // Helm reads the result of a failed update
 	}
-	return c.Client.Update(c.kept(original, target), target, force)
-}
-
-func (c confined) UpdateThreeWayMerge(original, target kube.ResourceList, force bool) (*kube.Result, error) {
-	if err := c.check(original, target); err != nil {
-		return &kube.Result{}, err
-	}
-	return c.Client.UpdateThreeWayMerge(c.kept(original, target), target, force)
+	return c.Client.Update(c.kept(original, target), target, opts...)
 }
 
 // check returns the errors of an update from original to target that would
@@ -196,21 +189,14 @@ func (c confined) check(original, target kube.ResourceList) error {
 	return errors.Join(errs...)
 }
 
-// Delete and DeleteWithPropagationPolicy delete what deletable keeps of rl.
-// When it keeps nothing, nothing is sent: Helm's client would fail an empty
-// list ("no objects visited") and with it the uninstall.
-func (c confined) Delete(rl kube.ResourceList) (*kube.Result, []error) {
+// Delete deletes what deletable keeps of rl. When it keeps nothing, nothing
+// is sent: Helm's client would fail an empty list ("no objects visited") and
+// with it the uninstall.
+func (c confined) Delete(rl kube.ResourceList, policy metav1.DeletionPropagation) (*kube.Result, []error) {
 	if rl = c.deletable(rl); len(rl) == 0 {
 		return &kube.Result{}, nil
 	}
-	return c.Client.Delete(rl)
-}
-
-func (c confined) DeleteWithPropagationPolicy(rl kube.ResourceList, policy metav1.DeletionPropagation) (*kube.Result, []error) {
-	if rl = c.deletable(rl); len(rl) == 0 {
-		return &kube.Result{}, nil
-	}
-	return c.Client.DeleteWithPropagationPolicy(rl, policy)
+	return c.Client.Delete(rl, policy)
 }
 
 // deletable returns the objects of rl that may be deleted: those inside the

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/action"
+	release "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // TestRun is how one run of a release's tests ended.
@@ -25,23 +25,35 @@ type TestRun struct {
 
 // Test runs the test hooks (helm.sh/hook: test) of release name's newest
 // revision within timeout, as `helm test` does. Helm records each hook's last
-// run in the revision. A test that fails is reported in the TestRun; the
-// error is for a run that could not start (no such release, storage).
+// run in the revision, and its hooks' delete policies are carried out before
+// Test returns (Helm's shutdown function). A test that fails is reported in
+// the TestRun; the error is for a run that could not start (no such
+// release, storage).
 func (c *Client) Test(name string, timeout time.Duration) (TestRun, error) {
-	last, err := c.cfg.Releases.Last(name)
+	l, err := c.cfg.Releases.Last(name)
+	if err != nil {
+		return TestRun{}, fmt.Errorf("reading release %q: %w", name, err)
+	}
+	last, err := v1(l)
 	if err != nil {
 		return TestRun{}, fmt.Errorf("reading release %q: %w", name, err)
 	}
 	t := action.NewReleaseTesting(c.cfg)
 	t.Namespace, t.Timeout = c.namespace, timeout
 	run := TestRun{Revision: last.Version, Started: time.Now()}
-	rel, err := t.Run(name)
+	r, shutdown, err := t.Run(name)
+	if shutdown != nil {
+		if serr := shutdown(); serr != nil && err == nil {
+			err = fmt.Errorf("cleaning up after the tests: %w", serr)
+		}
+	}
 	run.Completed = time.Now()
+	rel, _ := v1(r)
 	if rel == nil {
 		rel = last
 	}
 	for _, h := range rel.Hooks {
-		if isTest(h) && h.LastRun.Phase != "" && !h.LastRun.StartedAt.Time.Before(run.Started.Truncate(time.Second)) {
+		if isTest(h) && h.LastRun.Phase != "" && !h.LastRun.StartedAt.Before(run.Started.Truncate(time.Second)) {
 			run.Tests = append(run.Tests, fmt.Sprintf("%s/%s: %s", h.Kind, h.Name, h.LastRun.Phase))
 		}
 	}

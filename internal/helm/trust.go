@@ -7,8 +7,11 @@ import (
 	"strconv"
 	"sync"
 
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	ri "helm.sh/helm/v4/pkg/release"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/signature"
@@ -36,6 +39,9 @@ type trusted struct {
 	driver.Driver
 	key      *signature.Key
 	resource types.UID // the custom resource whose revisions are trusted
+	// newestStored tells the highest revision number stored of a release,
+	// whether its Secret decodes or not.
+	newestStored func(name string) (int, error)
 
 	mu        sync.Mutex
 	signed    map[string]bool             // keys read or written signed
@@ -44,8 +50,8 @@ type trusted struct {
 	deployed  map[string]*release.Release // by key: the revisions hidden while deployed
 }
 
-func newTrusted(d driver.Driver, key *signature.Key, resource types.UID) *trusted {
-	return &trusted{Driver: d, key: key, resource: resource, signed: map[string]bool{}, manifests: map[string]bool{},
+func newTrusted(d driver.Driver, key *signature.Key, resource types.UID, newestStored func(string) (int, error)) *trusted {
+	return &trusted{Driver: d, key: key, resource: resource, newestStored: newestStored, signed: map[string]bool{}, manifests: map[string]bool{},
 		stored: map[string]map[int]bool{}, deployed: map[string]*release.Release{}}
 }
 
@@ -76,11 +82,11 @@ func verdict(key *signature.Key, resource types.UID, rls *release.Release) bool 
 
 // keep returns the revisions of rels signed for the resource, and records
 // what it saw.
-func (t *trusted) keep(rels []*release.Release) []*release.Release {
+func (t *trusted) keep(rels []ri.Releaser) []ri.Releaser {
 	out := rels[:0:0]
 	for _, r := range rels {
-		if t.check(r) {
-			out = append(out, r)
+		if rls, err := v1(r); err == nil && rls != nil && t.check(rls) {
+			out = append(out, rls)
 		}
 	}
 	return out
@@ -97,14 +103,16 @@ func (t *trusted) check(rls *release.Release) bool {
 	case ok:
 		t.signed[makeKey(rls.Name, rls.Version)] = true
 		t.manifests[rls.Manifest] = true
-	case rls.Info != nil && rls.Info.Status == release.StatusDeployed && !isOutline(rls):
+	case rls.Info != nil && rls.Info.Status == rcommon.StatusDeployed:
 		t.deployed[makeKey(rls.Name, rls.Version)] = rls
 	}
 	return ok
 }
 
-func (t *trusted) Get(key string) (*release.Release, error) {
-	rls, err := t.Driver.Get(key)
+// Get reads revision key, naming a storage Secret that does not decode
+// (ErrUndecodable), and refuses one not signed for the resource.
+func (t *trusted) Get(key string) (ri.Releaser, error) {
+	rls, err := get(t.Driver, key)
 	if err != nil {
 		return nil, err
 	}
@@ -114,12 +122,12 @@ func (t *trusted) Get(key string) (*release.Release, error) {
 	return rls, nil
 }
 
-func (t *trusted) List(filter func(*release.Release) bool) ([]*release.Release, error) {
+func (t *trusted) List(filter func(ri.Releaser) bool) ([]ri.Releaser, error) {
 	rels, err := t.Driver.List(filter)
 	return t.keep(rels), err
 }
 
-func (t *trusted) Query(labels map[string]string) ([]*release.Release, error) {
+func (t *trusted) Query(labels map[string]string) ([]ri.Releaser, error) {
 	rels, err := t.Driver.Query(labels)
 	if err != nil {
 		return nil, err
@@ -127,76 +135,9 @@ func (t *trusted) Query(labels map[string]string) ([]*release.Release, error) {
 	return t.found(t.keep(rels))
 }
 
-// QueryLean answers a history query lean when the driver can (leanQuerier).
-// An outline (a revision not decoded) is trusted on its signature alone: Helm
-// reads of it only its number and status, to prune or purge it. An outline
-// signed by an earlier rudder is read whole, as only its manifest tells. The
-// newest signed revision is read whole when the driver outlined it, because a
-// newer one it decoded is hidden: Helm's upgrade may take it for its base.
-func (t *trusted) QueryLean(labels map[string]string) ([]*release.Release, error) {
-	q, ok := t.Driver.(leanQuerier)
-	if !ok {
-		return t.Query(labels)
-	}
-	rels, err := q.QueryLean(labels)
-	if err != nil {
-		return nil, err
-	}
-	out := rels[:0:0]
-	newest := -1 // the index in out of the newest signed revision
-	for _, r := range rels {
-		if isOutline(r) {
-			whole, err := t.outline(r)
-			if err != nil {
-				return nil, err
-			}
-			if whole == nil {
-				continue
-			}
-			r = whole
-		} else if !t.check(r) {
-			continue
-		}
-		out = append(out, r)
-		if newest < 0 || r.Version > out[newest].Version {
-			newest = len(out) - 1
-		}
-	}
-	if newest >= 0 && isOutline(out[newest]) {
-		whole, err := t.Get(makeKey(out[newest].Name, out[newest].Version))
-		if err != nil {
-			return nil, err
-		}
-		out[newest] = whole
-	}
-	return t.found(out)
-}
-
-// outline returns outline r when signed for the resource, read whole when
-// only its manifest tells; nil when not signed.
-func (t *trusted) outline(r *release.Release) (*release.Release, error) {
-	rev := signature.Revision{Namespace: r.Namespace, Name: r.Name, Version: r.Version, Labels: r.Labels}
-	switch t.key.Verify(rev, t.resource) {
-	case signature.Signed:
-		t.mu.Lock()
-		t.saw(r.Name, r.Version, true)
-		t.signed[makeKey(r.Name, r.Version)] = true
-		t.mu.Unlock()
-		return r, nil
-	case signature.Legacy:
-		whole, err := t.Get(makeKey(r.Name, r.Version))
-		if errors.Is(err, ErrNotSigned) || errors.Is(err, ErrUndecodable) || errors.Is(err, driver.ErrReleaseNotFound) {
-			return nil, nil
-		}
-		return whole, err
-	}
-	t.check(r) // records its number
-	return nil, nil
-}
-
 // found answers a query whose signed revisions are rels, as the Secrets
 // driver answers one that matches none.
-func (t *trusted) found(rels []*release.Release) ([]*release.Release, error) {
+func (t *trusted) found(rels []ri.Releaser) ([]ri.Releaser, error) {
 	if len(rels) == 0 {
 		return nil, driver.ErrReleaseNotFound
 	}
@@ -232,11 +173,17 @@ func (t *trusted) newest(name string) (all, hidden int) {
 	return all, hidden
 }
 
-// Delete deletes the stored revision key, which then numbers nothing.
-func (t *trusted) Delete(key string) (*release.Release, error) {
+// Delete deletes the stored revision key, which then numbers nothing. A
+// revision already gone counts as deleted: a namespace being deleted takes
+// the Secrets along, and the uninstall of a release there must not fail for
+// it.
+func (t *trusted) Delete(key string) (ri.Releaser, error) {
 	rls, err := t.Driver.Delete(key)
-	if err == nil || errors.Is(err, driver.ErrReleaseNotFound) {
+	// Helm's driver reads the revision first, so the Secret may go between
+	// its read (ErrReleaseNotFound) and its delete (the API server's NotFound).
+	if err == nil || errors.Is(err, driver.ErrReleaseNotFound) || apierrors.IsNotFound(err) {
 		t.forget(key)
+		return rls, nil
 	}
 	return rls, err
 }
@@ -261,7 +208,11 @@ func (t *trusted) forget(key string) {
 // stored at that number or past it, rls is numbered past every stored one.
 // A number taken by a signed revision is another writer's: ErrReleaseExists,
 // as Helm's driver says.
-func (t *trusted) Create(_ string, rls *release.Release) error {
+func (t *trusted) Create(_ string, r ri.Releaser) error {
+	rls, err := v1(r)
+	if err != nil {
+		return err
+	}
 	t.mu.Lock()
 	if all, hidden := t.newest(rls.Name); rls.Version <= hidden {
 		rls.Version = all + 1
@@ -281,8 +232,8 @@ func (t *trusted) Create(_ string, rls *release.Release) error {
 			return fmt.Errorf("%w: %s", driver.ErrReleaseExists, key)
 		}
 		n := rls.Version
-		if v, ok := t.Driver.(versioner); ok {
-			if newest, err := v.Newest(rls.Name); err == nil {
+		if t.newestStored != nil {
+			if newest, err := t.newestStored(rls.Name); err == nil {
 				n = max(n, newest)
 			}
 		}
@@ -295,17 +246,15 @@ func (t *trusted) Create(_ string, rls *release.Release) error {
 	return nil
 }
 
-// versioner tells the highest revision number stored of a release, from the
-// storage Secrets' labels, whether they decode or not.
-type versioner interface {
-	Newest(name string) (int, error)
-}
-
 // Update stores rls, signed again when it was read or written signed. When
 // a signed revision becomes deployed, a hidden revision still deployed before
 // it (another Helm client's) is marked superseded, as Helm marks the one it
 // upgraded from: one revision serves. Its content stays as it was, unsigned.
-func (t *trusted) Update(key string, rls *release.Release) error {
+func (t *trusted) Update(key string, r ri.Releaser) error {
+	rls, err := v1(r)
+	if err != nil {
+		return err
+	}
 	t.mu.Lock()
 	signed := t.signed[key]
 	t.mu.Unlock()
@@ -316,7 +265,7 @@ func (t *trusted) Update(key string, rls *release.Release) error {
 	if err := t.Driver.Update(key, rls); err != nil {
 		return err
 	}
-	if rls.Info != nil && rls.Info.Status == release.StatusDeployed {
+	if rls.Info != nil && rls.Info.Status == rcommon.StatusDeployed {
 		t.supersede(rls)
 	}
 	return nil
@@ -336,7 +285,7 @@ func (t *trusted) supersede(rls *release.Release) {
 	}
 	t.mu.Unlock()
 	for _, h := range older {
-		h.SetStatus(release.StatusSuperseded, h.Info.Description)
+		h.SetStatus(rcommon.StatusSuperseded, h.Info.Description)
 		_ = t.Driver.Update(makeKey(h.Name, h.Version), h)
 	}
 }

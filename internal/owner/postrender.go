@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/operator-framework/helm-operator-plugins/pkg/manifestutil"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,7 +63,7 @@ func (p PostRenderer) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 func (p PostRenderer) mark(obj *unstructured.Unstructured) {
 	Stamp(obj, p.Release)
 	ns := obj.GetNamespace()
-	keep := manifestutil.HasResourcePolicyKeep(obj.GetAnnotations())
+	keep := helm.Kept(obj.GetAnnotations())
 	if !keep && p.namespaced(obj) && (ns == "" || ns == p.Owner.GetNamespace()) {
 		obj.SetOwnerReferences(withOwner(obj.GetOwnerReferences(), p.reference()))
 		return

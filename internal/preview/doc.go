@@ -9,6 +9,6 @@
 // It must never write, and never show a Secret's value: Secret data is masked,
 // and so are values taken from Secrets wherever a chart puts them. It compares
 // the fields the dry-run apply would own: a field the new revision stops
-// rendering, which Helm's three-way merge would remove, is not seen.
+// rendering is not seen.
 // It must never import package cli or package admission, which build on it.
 package preview

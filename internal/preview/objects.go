@@ -23,8 +23,6 @@ const (
 	helmManagedBy        = "app.kubernetes.io/managed-by"
 	helmReleaseName      = "meta.helm.sh/release-name"
 	helmReleaseNamespace = "meta.helm.sh/release-namespace"
-	helmResourcePolicy   = "helm.sh/resource-policy"
-	helmKeepPolicy       = "keep" // an object Helm never deletes
 )
 
 // objects compares each object of rel, the revision the release would
@@ -60,7 +58,7 @@ func (d *differ) objects(ctx context.Context, actor identity.Actor, rel *helm.Re
 			return nil, err
 		}
 		for _, obj := range old {
-			if kept[key(obj)] || obj.GetAnnotations()[helmResourcePolicy] == helmKeepPolicy {
+			if kept[key(obj)] || helm.Kept(obj.GetAnnotations()) {
 				continue
 			}
 			o, found, err := d.deleted(ctx, dyn, obj, to, m)

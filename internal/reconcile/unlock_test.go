@@ -5,9 +5,11 @@ import (
 	"maps"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/release"
-	helmstorage "helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	ri "helm.sh/helm/v4/pkg/release"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	helmstorage "helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,20 +25,40 @@ import (
 
 // helmStore is Helm's own Secret storage of namespace ns, as the helm CLI
 // reads and writes it.
-func helmStore(t *testing.T, ns string) *helmstorage.Storage {
+func helmStore(t *testing.T, ns string) v1Store {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return helmstorage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))
+	return v1Store{helmstorage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))}
+}
+
+// v1Store is Helm's storage, read as the one release type Helm 4 stores.
+type v1Store struct{ *helmstorage.Storage }
+
+func (s v1Store) Get(name string, version int) (*release.Release, error) {
+	r, err := s.Storage.Get(name, version)
+	if err != nil {
+		return nil, err
+	}
+	return r.(*release.Release), nil
+}
+
+func (s v1Store) History(name string) ([]*release.Release, error) {
+	rs, err := s.Storage.History(name)
+	out := make([]*release.Release, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.(*release.Release))
+	}
+	return out, err
 }
 
 // rudderStore is the Secret storage of namespace ns as a rudder process
 // writes it for the custom resource of UID resource: what it stores is
 // signed with the manager's key. It stands in for a rudder process killed
 // mid-operation, whose revisions are evidence.
-func rudderStore(t *testing.T, ns string, resource types.UID) *helmstorage.Storage {
+func rudderStore(t *testing.T, ns string, resource types.UID) v1Store {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
@@ -46,7 +68,7 @@ func rudderStore(t *testing.T, ns string, resource types.UID) *helmstorage.Stora
 	if err != nil {
 		t.Fatal(err)
 	}
-	return helmstorage.Init(signing{Driver: driver.NewSecrets(cs.CoreV1().Secrets(ns)), key: signature.NewKey(key.Data["key"]), resource: resource})
+	return v1Store{helmstorage.Init(signing{Driver: driver.NewSecrets(cs.CoreV1().Secrets(ns)), key: signature.NewKey(key.Data["key"]), resource: resource})}
 }
 
 // signing is a storage driver that signs what it writes, as rudder does.
@@ -56,12 +78,14 @@ type signing struct {
 	resource types.UID
 }
 
-func (s signing) Create(key string, rls *release.Release) error {
+func (s signing) Create(key string, r ri.Releaser) error {
+	rls := r.(*release.Release)
 	helm.Sign(s.key, s.resource, rls)
 	return s.Driver.Create(key, rls)
 }
 
-func (s signing) Update(key string, rls *release.Release) error {
+func (s signing) Update(key string, r ri.Releaser) error {
+	rls := r.(*release.Release)
 	helm.Sign(s.key, s.resource, rls)
 	return s.Driver.Update(key, rls)
 }
@@ -69,14 +93,14 @@ func (s signing) Update(key string, rls *release.Release) error {
 // forgePending stores a revision 2 of release name, pending-upgrade, with
 // labels, as a writer that stopped mid-upgrade leaves it: rudder, signed for
 // the resource (store rudderStore), or another (store helmStore).
-func forgePending(t *testing.T, store *helmstorage.Storage, name string, labels map[string]string) *helmstorage.Storage {
+func forgePending(t *testing.T, store v1Store, name string, labels map[string]string) v1Store {
 	t.Helper()
 	rel, err := store.Get(name, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rel.Version = 2
-	rel.Info.Status = release.StatusPendingUpgrade
+	rel.Info.Status = rcommon.StatusPendingUpgrade
 	rel.Info.Description = "Preparing upgrade"
 	rel.Labels = map[string]string{storage.LabelValuesDigest: "forged", storage.LabelChartDigest: "forged"}
 	maps.Copy(rel.Labels, labels)
@@ -164,7 +188,7 @@ func TestReconciler_UpgradesAfterACanceledUpgrade(t *testing.T) {
 
 	// What the canceled upgrade left: 1 superseded, 2 failed.
 	store := forgePending(t, rudderStore(t, ns, get(t, webappGVK, ns, "cut").GetUID()), "webapp-cut", nil)
-	for n, status := range map[int]release.Status{1: release.StatusSuperseded, 2: release.StatusFailed} {
+	for n, status := range map[int]rcommon.Status{1: rcommon.StatusSuperseded, 2: rcommon.StatusFailed} {
 		rel, err := store.Get("webapp-cut", n)
 		if err != nil {
 			t.Fatal(err)
@@ -200,7 +224,7 @@ func TestReconciler_FinishesAReinstallCutShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel.SetStatus(release.StatusUninstalling, "Deletion in progress (or silently failed)")
+	rel.SetStatus(rcommon.StatusUninstalling, "Deletion in progress (or silently failed)")
 	rel.Labels[storage.LabelHolder] = "rudder-gone.0badc0de"
 	rel.Labels[storage.LabelUninstallOf] = "1"
 	if err := store.Update(rel); err != nil {
@@ -245,7 +269,7 @@ func TestUnlock_RemovesTheUninstallMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel.Name = "orphan"
-	rel.SetStatus(release.StatusUninstalling, "Deletion in progress (or silently failed)")
+	rel.SetStatus(rcommon.StatusUninstalling, "Deletion in progress (or silently failed)")
 	rel.Labels = map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelUninstallOf: "1", "kept": "yes"}
 	if err := store.Create(rel); err != nil {
 		t.Fatal(err)
@@ -258,7 +282,7 @@ func TestUnlock_RemovesTheUninstallMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Info.Status != release.StatusFailed || got.Info.Description != "unlocked by the test" {
+	if got.Info.Status != rcommon.StatusFailed || got.Info.Description != "unlocked by the test" {
 		t.Errorf("revision 1 is %s (%q), want failed with the unlock's description", got.Info.Status, got.Info.Description)
 	}
 	want := map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", "kept": "yes"}

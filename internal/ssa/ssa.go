@@ -17,11 +17,11 @@ import (
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
-// FieldManager is the field manager of rudder's server-side applies. Helm's
-// own writes (create, its three-way strategic merge patch on upgrade) are
-// updates under another manager, the name of the binary that runs Helm: an
-// upgrade then takes the fields it changes from rudder without a conflict,
-// and rudder's next comparison is against the new revision.
+// FieldManager is the field manager of rudder's server-side applies (drift
+// repair). Helm's own writes are server-side applies with conflicts forced
+// under another manager, the name of the binary that runs Helm: an upgrade
+// then takes the fields it sets from rudder without a conflict, and rudder's
+// next comparison is against the new revision.
 const FieldManager = "rudder"
 
 // Config returns what rudder applies of obj, a rendered object: a copy

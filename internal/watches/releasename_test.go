@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chartutil"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/rudder-operator/rudder/internal/watches"

@@ -122,7 +122,7 @@ func waveConverged(ns string, images map[string]string) error {
 	if _, err := getJSON(&deps, "deployments", "-n", ns); err != nil {
 		return err
 	}
-	out, err := run("helm", "list", "-n", ns, "--all", "-o", "json")
+	out, err := run("helm", "list", "-n", ns, "-o", "json") // Helm 4 lists every state by default
 	if err != nil {
 		return err
 	}

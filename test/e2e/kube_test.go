@@ -41,7 +41,7 @@ func toolPath(tool string) string {
 	return filepath.Join(root, "bin", tool)
 }
 
-// runFull runs bin/<tool> (kubectl, helm or rudder) with args from the
+// runFull runs bin/<tool> (kubectl, helm, helm3 or rudder) with args from the
 // repository root, with the environment's KUBECONFIG, and returns its stdout
 // and stderr. The error, when the command fails, includes stderr.
 func runFull(tool string, args ...string) (stdout, stderr string, err error) {

@@ -121,10 +121,24 @@ func checkCLIHistory(t *testing.T, out string, n int, rows map[int]string) {
 // --reuse-values --set image=…` run by hand against a WebApp's release are
 // noticed (an OutOfBand event, the OutOfBand condition) and, with the default
 // policy outOfBand: revert, undone by a new revision with the spec's values.
+// Both CLIs do it as users run them: Helm 4 (bin/helm), which rudder is built
+// on, with --force-conflicts, and the last Helm 3 (bin/helm3).
 func TestLifecycle_OutOfBandHelmDetected(t *testing.T) {
-	t.Parallel() // own namespace; never restarts the manager or the cluster
-	createNamespace(t, "lc-oob")
-	a := newApp(t, "lc-oob", "lc-oob")
+	t.Parallel() // own namespaces; never restarts the manager or the cluster
+	for _, cli := range []struct{ tool, ns string }{{"helm", "lc-oob"}, {"helm3", "lc-oob-helm3"}} {
+		t.Run(cli.tool, func(t *testing.T) {
+			t.Parallel()
+			outOfBandHelm(t, cli.tool, cli.ns)
+		})
+	}
+}
+
+// outOfBandHelm runs TestLifecycle_OutOfBandHelmDetected's steps with the
+// helm CLI tool in namespace ns.
+func outOfBandHelm(t *testing.T, tool, ns string) {
+	createNamespace(t, ns)
+	a := newApp(t, ns, ns)
+	a.cli = tool // its history and values are read with the same CLI
 	spec := map[string]any{"image": "nginx:1.22", "replicas": 1, "port": 80}
 	a.create(map[string]any{"image": "nginx:1.21", "replicas": 1, "port": 80})
 	wa := a.waitServing(1, "nginx:1.21", 1)
@@ -140,9 +154,16 @@ func TestLifecycle_OutOfBandHelmDetected(t *testing.T) {
 		{"helm upgrade --reuse-values", []string{"upgrade", a.release(), "charts/webapp", "-n", a.ns, "--reuse-values", "--set", "image=nginx:1.99"}},
 	}
 	for i, s := range steps {
+		if tool == "helm" {
+			// Helm 4 applies server-side and takes no field another
+			// manager (rudder's Helm writes) owns unless told to.
+			s.helm = append(s.helm, "--force-conflicts")
+		}
 		hand, ours := 3+2*i, 4+2*i // the revision written by hand, rudder's that replaces it
-		t.Logf("$ helm %s", strings.Join(s.helm, " "))
-		helm(t, s.helm...)
+		t.Logf("$ %s %s", tool, strings.Join(s.helm, " "))
+		if _, err := run(tool, s.helm...); err != nil {
+			t.Fatal(err)
+		}
 		written := fmt.Sprintf("Revision %d was written by another Helm client", hand)
 		a.waitEvent(uid, "OutOfBand", written, "rudder upgrades the release back to the spec")
 		a.waitServing(ours, "nginx:1.22", 1)

@@ -171,7 +171,7 @@ func TestLifecycle_NamespaceDeletionCleansUp(t *testing.T) {
 func releaseIn(t *testing.T, ns, name string) *helmListEntry {
 	t.Helper()
 	var list []helmListEntry
-	if err := json.Unmarshal([]byte(helm(t, "list", "-n", ns, "--all", "-o", "json")), &list); err != nil {
+	if err := json.Unmarshal([]byte(helm(t, "list", "-n", ns, "-o", "json") /* every state, by default in Helm 4 */), &list); err != nil {
 		t.Fatalf("decoding helm list: %v", err)
 	}
 	for i := range list {

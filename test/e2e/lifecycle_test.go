@@ -31,6 +31,7 @@ type helmRevision struct {
 type lcApp struct {
 	t        *testing.T
 	ns, name string
+	cli      string // the helm CLI that reads its release: helm (Helm 4) unless set, or helm3
 }
 
 // newApp returns WebApp name in namespace ns. In the default namespace it
@@ -41,7 +42,7 @@ func newApp(t *testing.T, ns, name string) *lcApp {
 	if ns == namespace {
 		startClean(t, name)
 	}
-	return &lcApp{t: t, ns: ns, name: name}
+	return &lcApp{t: t, ns: ns, name: name, cli: "helm"}
 }
 
 func (a *lcApp) release() string { return releaseName(a.name) }
@@ -97,7 +98,7 @@ func (a *lcApp) mustGet() *webApp {
 
 // history returns `helm history` of the WebApp's release, oldest first.
 func (a *lcApp) history() ([]helmRevision, error) {
-	out, err := run("helm", "history", a.release(), "-n", a.ns, "--max", "100", "-o", "json")
+	out, err := run(a.cli, "history", a.release(), "-n", a.ns, "--max", "100", "-o", "json")
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +120,7 @@ func (a *lcApp) mustHistory() []helmRevision {
 
 // values returns `helm get values` of the release's deployed revision.
 func (a *lcApp) values() (map[string]any, error) {
-	out, err := run("helm", "get", "values", a.release(), "-n", a.ns, "-o", "json")
+	out, err := run(a.cli, "get", "values", a.release(), "-n", a.ns, "-o", "json")
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +339,7 @@ func (a *lcApp) steady(n int, image string) error {
 	if len(revs) != n || deployed == 0 {
 		return fmt.Errorf("expected helm history %s to show %d revisions, one deployed, saw %s", a.release(), n, toJSON(revs))
 	}
-	out, err := run("helm", "get", "values", a.release(), "-n", a.ns, "--revision", fmt.Sprint(deployed), "-o", "json")
+	out, err := run(a.cli, "get", "values", a.release(), "-n", a.ns, "--revision", fmt.Sprint(deployed), "-o", "json")
 	if err != nil {
 		return err
 	}

@@ -82,7 +82,7 @@ func setUp() error {
 	if root, err = testenv.Root(); err != nil {
 		return err
 	}
-	for _, tool := range []string{"kubectl", "helm"} {
+	for _, tool := range []string{"kubectl", "helm", "helm3"} {
 		if _, err := os.Stat(filepath.Join(root, "bin", tool)); err != nil {
 			return fmt.Errorf("bin/%s is missing: run `make tools`: %w", tool, err)
 		}

@@ -23,6 +23,7 @@ type operator struct {
 	name     string   // names the logs: <name>.log, <name>.log.1, …
 	env      []string // environment of every process, WATCH_NAMESPACE included
 	args     []string // flags of every process
+	bin      string   // the manager binary; "": RUDDER_MANAGER_BIN's
 	cur      *manager // the process running now (or the last one, exited)
 	restarts int
 }
@@ -34,7 +35,7 @@ var shared *operator
 // (WATCH_NAMESPACE): those of the tests that leave the manager alone. A
 // namespace of a test with its own operator must not be among them.
 var sharedNamespaces = []string{
-	"default", "faults-node", "faults-kube-apiserver", "faults-etcd", "lc-fail", "lc-oob",
+	"default", "faults-node", "faults-kube-apiserver", "faults-etcd", "lc-fail", "lc-oob", "lc-oob-helm3",
 	"lc-ns-delete", "lc-uninstall-stuck", "metrics", restrictedNamespace, "depends", "values-from", "db-upgrade",
 }
 
@@ -125,7 +126,11 @@ func (o *operator) start(extraArgs ...string) error {
 		o.restarts++
 		logPath = fmt.Sprintf("%s.%d", logPath, o.restarts)
 	}
-	m, err := startManager(os.Getenv(envManagerBin), logPath, o.env, append(slices.Clone(o.args), extraArgs...)...)
+	bin := o.bin
+	if bin == "" {
+		bin = os.Getenv(envManagerBin)
+	}
+	m, err := startManager(bin, logPath, o.env, append(slices.Clone(o.args), extraArgs...)...)
 	if err != nil {
 		return err
 	}

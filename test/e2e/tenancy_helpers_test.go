@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
-	helmtime "helm.sh/helm/v3/pkg/time"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -238,14 +238,14 @@ func storageSecret(ns, releaseName string, version int, body []byte) map[string]
 // (base64 of gzipped JSON).
 func forgedRevision(t *testing.T, ns, releaseName, chartName string, version int, manifest string) map[string]any {
 	t.Helper()
-	now := helmtime.Now()
+	now := time.Now()
 	rel := &release.Release{
 		Name:      releaseName,
 		Namespace: ns,
 		Version:   version,
 		Info: &release.Info{
 			FirstDeployed: now, LastDeployed: now,
-			Status:      release.StatusDeployed,
+			Status:      rcommon.StatusDeployed,
 			Description: "Upgrade complete",
 		},
 		Chart: &chart.Chart{Metadata: &chart.Metadata{

@@ -19,8 +19,9 @@ import (
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -553,7 +554,8 @@ func (s *scanner) helmStorage(t *testing.T, cs kubernetes.Interface, ns string) 
 	if err != nil {
 		t.Fatalf("Helm storage: %v", err)
 	}
-	for _, rel := range rels {
+	for _, r := range rels {
+		rel := r.(*release.Release)
 		where := fmt.Sprintf("Helm release %s revision %d", rel.Name, rel.Version)
 		if rel.Info == nil || len(rel.Config) == 0 || rel.Manifest == "" || rel.Info.Notes == "" {
 			t.Errorf("%s decoded without values, manifest or notes: scanning it proves nothing", where)

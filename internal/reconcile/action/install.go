@@ -47,7 +47,6 @@ func (s Install) Run(ctx context.Context, rel *Release) (Result, error) {
 		failed:    status.ReasonInstallFailed,
 		do: func(ctx context.Context, c *helm.Client, spec helm.Spec) (*helm.Release, error) {
 			spec.Replace = rel.Facts.Latest != nil && rel.Facts.Latest.Status == "uninstalled"
-			spec.Unstored = len(rel.History) == 0
 			return c.Install(ctx, spec)
 		},
 	})

@@ -25,9 +25,9 @@ import (
 // a sidecar another manager adds to a list are neither drift nor replaced by
 // a repair, which is the same apply for real, as the resource's account.
 //
-// A dry run rather than the live object's managed fields alone: Helm v3
-// writes by update (create, then a three-way strategic merge patch; it has no
-// server-side apply path), so until rudder first applies, no managed fields
+// A dry run rather than the live object's managed fields alone: the fields
+// Helm's manager applied are Helm's, and a release Helm 3 wrote holds them
+// as updates, so until rudder first applies, no managed fields of rudder's
 // name what the revision sets. Comparing only rudder's fields of the dry
 // run's result, rather than the whole result, keeps what admission would add
 // now (a policy created after the object) from counting as drift. The dry run
