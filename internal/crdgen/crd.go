@@ -154,7 +154,12 @@ func (g *Generator) spec(c *helm.Chart) (apiextensionsv1.JSONSchemaProps, error)
 			XPreserveUnknownFields: ptrTo(true),
 		}, nil
 	}
-	return convertDocument(c.Name(), c.Schema(), g.Warn)
+	spec, err := convertDocument(c.Name(), c.Schema(), g.Warn)
+	if err != nil {
+		return spec, err
+	}
+	notRequired(&spec, c.Defaults())
+	return spec, nil
 }
 
 // metadataSchema declares metadata, with the chart's schema of metadata.name when it has one.

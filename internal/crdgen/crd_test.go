@@ -24,6 +24,12 @@ const testSchema = `{"type": "object", "required": ["size"], "properties": {
 // empty) and the hooks.
 func load(t *testing.T, group, chartYAML, schema string, hooks ...string) watches.Watch {
 	t.Helper()
+	return loadWithValues(t, group, chartYAML, schema, "", hooks...)
+}
+
+// loadWithValues is load with the chart's values.yaml (none when empty).
+func loadWithValues(t *testing.T, group, chartYAML, schema, values string, hooks ...string) watches.Watch {
+	t.Helper()
 	fsys := fstest.MapFS{
 		"watches.yaml":                   {Data: []byte("- {group: " + group + ", version: v1, kind: Thing, chart: charts/thing, hooks: [" + strings.Join(hooks, ",") + "]}\n")},
 		"charts/thing/Chart.yaml":        {Data: []byte("apiVersion: v2\nname: thing\nversion: 0.1.0\ndescription: A thing.\n" + chartYAML)},
@@ -31,6 +37,9 @@ func load(t *testing.T, group, chartYAML, schema string, hooks ...string) watche
 	}
 	if schema != "" {
 		fsys["charts/thing/values.schema.json"] = &fstest.MapFile{Data: []byte(schema)}
+	}
+	if values != "" {
+		fsys["charts/thing/values.yaml"] = &fstest.MapFile{Data: []byte(values)}
 	}
 	ws, err := watches.Load(fsys, "watches.yaml")
 	if err != nil {
@@ -108,6 +117,29 @@ func TestGenerator_CRD(t *testing.T) {
 	}
 	if got := root.Properties["spec"].Properties["tags"].XListType; got == nil || *got != "set" {
 		t.Errorf("tags: list type %v, want set", got)
+	}
+}
+
+// A value the chart's values.yaml supplies is not required by the CRD, at
+// any depth: Helm merges the defaults under the spec before it validates it
+// (as Helm's own test chart chart-with-schema-and-subchart, whose schema
+// requires the firstname its values.yaml gives). A default of null supplies
+// nothing.
+func TestGenerator_DefaultsAreNotRequired(t *testing.T) {
+	schema := `{"type": "object", "required": ["firstname", "lastname", "nickname", "db"], "properties": {
+  "firstname": {"type": "string"}, "lastname": {"type": "string"}, "nickname": {"type": "string"},
+  "db": {"type": "object", "required": ["host", "port"], "properties": {"host": {"type": "string"}, "port": {"type": "integer"}}}}}`
+	values := "firstname: John\nnickname: null\ndb:\n  port: 5432\n"
+	crd, err := (&Generator{}).CRD(loadWithValues(t, "things.example.com", "", schema, values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+	if got := strings.Join(spec.Required, ","); got != "lastname,nickname" {
+		t.Errorf("spec requires %q, want lastname,nickname", got)
+	}
+	if got := strings.Join(spec.Properties["db"].Required, ","); got != "host" {
+		t.Errorf("spec.db requires %q, want host", got)
 	}
 }
 

@@ -47,9 +47,9 @@ type valueSet struct {
 	vals   map[string]any
 }
 
-// Render renders w's chart in namespace over its default values, each file
-// of its ci/ directory and sample (the kind's sample resource, nil for
-// none), each of them also with every boolean toggle of the chart's schema
+// Render renders w's chart in namespace over each file of its ci/ directory
+// (its default values when it has none) and sample (the kind's sample
+// resource, nil for none), each of them also with every boolean toggle of the chart's schema
 // set to true, all together and one at a time. These base sets must render;
 // a toggled set that does not (a toggle needing other values) is skipped.
 func Render(ctx context.Context, w watches.Watch, namespace string, sample *unstructured.Unstructured) (*Chart, error) {
@@ -112,11 +112,14 @@ func Render(ctx context.Context, w watches.Watch, namespace string, sample *unst
 // each file of its ci/ directory and the sample, with w's overrideValues
 // applied as rudder applies them.
 func baseSets(w watches.Watch, sample *unstructured.Unstructured) ([]valueSet, error) {
-	specs := []valueSet{{name: "(chart defaults)", crName: sampleName, vals: map[string]any{}}}
 	ci := path.Join(w.ChartDir, "ci")
 	files, err := fs.Glob(w.ChartFS, path.Join(ci, "*.yaml"))
 	if err != nil {
 		return nil, err
+	}
+	var specs []valueSet
+	if len(files) == 0 { // ci/*.yaml, when there are some, stand for the defaults
+		specs = append(specs, valueSet{name: "(chart defaults)", crName: sampleName, vals: map[string]any{}})
 	}
 	for _, f := range files {
 		data, err := fs.ReadFile(w.ChartFS, f)
