@@ -138,6 +138,10 @@ test-unit: ## Run unit and integration tests (envtest on the binaries in bin/), 
 	go test $(GO_TEST_FLAGS) ./...
 	cd test/monitoring && go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: test-nocache
+test-nocache: ## Run the reconciler's integration suite (envtest) with every cache of rudder's own off (RUDDER_NO_CACHES=true): each is only an optimisation.
+	RUDDER_NO_CACHES=true go test $(GO_TEST_FLAGS) ./internal/reconcile/
+
 .PHONY: test-fuzz
 test-fuzz: ## Fuzz each target for 3s (make test's short run; make fuzz for longer).
 	FUZZTIME=3s hack/fuzz.sh -parallel 1

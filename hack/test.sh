@@ -9,8 +9,10 @@
 # tools-test build baseline); a failed setup stops the run, since nothing could
 # pass without it. Then two lanes run side by side, because each leaves the
 # other's cores idle much of the time:
-#   unit, then fuzz (make test-unit, make test-fuzz): envtest's API servers
-#     and the fuzzers, busy from start to end;
+#   unit, then nocache, then fuzz (make test-unit, make test-nocache, make
+#     test-fuzz): envtest's API servers, the reconciler's integration suite
+#     again with every cache of rudder's own off, and the fuzzers, busy from
+#     start to end;
 #   e2e (make test-e2e): one local cluster, whose tests mostly wait on it.
 # Each line a lane prints is prefixed with its phase's name. A failed phase
 # does not stop the others, so that one run shows every failure; the summary
@@ -41,7 +43,7 @@ summary() {
   local total=$((SECONDS - STARTED)) name
   echo
   echo "test: summary ($((total / 60))m$((total % 60))s in all)"
-  for name in setup unit fuzz e2e; do
+  for name in setup unit nocache fuzz e2e; do
     [[ -f $WORK/$name.result ]] && sed 's/^/  /' "$WORK/$name.result"
   done
   echo "test: Go packages, slowest first"
@@ -51,7 +53,7 @@ summary() {
   echo "test: slowest end-to-end tests"
   awk '/^--- (PASS|FAIL): Test[^ ]* \([0-9.]+s\)$/ { d = $4; gsub(/[()s]/, "", d); printf "  %8.1fs  %s %s\n", d, $2, $3 }' "$WORK/e2e.log" 2>/dev/null |
     sort -rn | head -n 10
-  for name in unit fuzz; do
+  for name in unit nocache fuzz; do
     if ! grep -q -- '--- FAIL' "$WORK/$name.log" 2>/dev/null; then continue; fi
     echo "test: what failed in $name"
     grep -E -A 15 -- '--- FAIL' "$WORK/$name.log" | head -n 200
@@ -61,7 +63,11 @@ summary() {
 main() {
   trap 'summary; rm -rf "$WORK"' EXIT
   phase setup bash -c 'hack/packages.sh ensure && make --no-print-directory tools-test build baseline' || exit 1
-  (phase unit make --no-print-directory test-unit || true; phase fuzz make --no-print-directory test-fuzz || true) &
+  (
+    phase unit make --no-print-directory test-unit || true
+    phase nocache make --no-print-directory test-nocache || true
+    phase fuzz make --no-print-directory test-fuzz || true
+  ) &
   local lane=$!
   phase e2e make --no-print-directory test-e2e || true
   wait "$lane"

@@ -37,6 +37,7 @@ func main() {
 	flag.StringVar(&opts.WatchLabelSelector, "watch-label-selector", "", "serve only the custom resources this label selector selects, e.g. team=payments (Flux's flag)")
 	flag.StringVar(&opts.DefaultServiceAccount, "default-service-account", "", "act for each custom resource as this ServiceAccount of its namespace (impersonation), unless its annotation rudder.dev/service-account names another its Namespace allows (annotation rudder.dev/service-accounts); empty: rudder's own rights (docs/security.md)")
 	flag.StringVar(&opts.RevisionKeySecret, "revision-key-secret", "", "Secret (NAMESPACE/NAME, or NAME in rudder's namespace) holding the key rudder signs its release revisions with; created when missing (default rudder-revision-key)")
+	flag.BoolVar(&opts.NoCaches, "no-caches", false, "turn off rudder's own caches (the cluster's capabilities, decoded revisions), each only an optimisation, to rule one out; also $RUDDER_NO_CACHES=true")
 	flag.BoolVar(&opts.AllowCrossNamespaceRefs, "allow-cross-namespace-refs", false, "let rudder.dev/depends-on name resources of other namespaces (default: refused, CrossNamespaceRef)")
 	webhookMode := flag.String("webhook", "off", "admission webhook that refuses a spec whose chart does not render or whose objects the API server refuses: off; service (behind the Service of config/webhook); url (the manager writes its own configuration naming https://localhost:PORT, for a manager run next to the API server, as make run)")
 	var webhookOpts admission.Options

@@ -200,7 +200,11 @@ func (b *builder) newHelm() error {
 		return err
 	}
 	b.signatures = signature.NewKey(key)
-	if b.helm, err = helm.NewGetter(b.cfg, b.mgr.GetRESTMapper(), b.log.WithName("helm"), helm.WithSigningKey(b.signatures)); err != nil {
+	helmOpts := []helm.GetterOption{helm.WithSigningKey(b.signatures)}
+	if b.opts.NoCaches {
+		helmOpts = append(helmOpts, helm.WithoutCaches())
+	}
+	if b.helm, err = helm.NewGetter(b.cfg, b.mgr.GetRESTMapper(), b.log.WithName("helm"), helmOpts...); err != nil {
 		return err
 	}
 	b.impersonator = &identity.Impersonator{Config: b.cfg, Scheme: b.mgr.GetScheme(), Mapper: b.mgr.GetRESTMapper(),
@@ -253,6 +257,7 @@ func (b *builder) addReconcilers() error {
 			Namespaces:   b.opts.Namespaces,
 			Mapper:       b.mgr.GetRESTMapper(),
 			Recorder:     recorder,
+			NoCaches:     b.opts.NoCaches,
 		}
 		if err := r.SetupWithManager(b.mgr); err != nil {
 			return err

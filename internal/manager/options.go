@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"os"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -119,6 +121,14 @@ type Options struct {
 	// which cmd/manager passes in (admission renders through package preview,
 	// which imports this package). Default nil: no webhook.
 	Webhook func(ctrl.Manager, Served) error
+	// NoCaches turns off every cache of rudder's own, each only an
+	// optimisation: the cluster's capabilities are read for every Helm
+	// action, and each reconcile reads and decodes the revisions it needs
+	// from storage. (The informers' caches of controller-runtime stay: they
+	// are how rudder watches.) Default false; also set by the environment
+	// variable RUDDER_NO_CACHES=true, as make test runs the integration
+	// suite once.
+	NoCaches bool
 	// Config reaches the cluster; default: ctrl.GetConfig() (--kubeconfig,
 	// $KUBECONFIG, in-cluster, ~/.kube/config).
 	Config *rest.Config
@@ -149,4 +159,10 @@ func (o *Options) defaults() {
 	if o.GracefulShutdown == 0 {
 		o.GracefulShutdown = 30 * time.Second
 	}
+	if v, err := strconv.ParseBool(os.Getenv(EnvNoCaches)); err == nil && v {
+		o.NoCaches = true
+	}
 }
+
+// EnvNoCaches is the environment variable that sets Options.NoCaches.
+const EnvNoCaches = "RUDDER_NO_CACHES"

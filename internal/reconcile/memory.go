@@ -19,10 +19,14 @@ import (
 type memory struct {
 	mu sync.Mutex
 	m  map[types.NamespacedName]*entry
+	// noCache keeps every entry's cache empty (Reconciler.NoCaches).
+	noCache bool
 }
 
 // entry is what memory keeps of one custom resource and its release. Each
-// field belongs to the file that reads it.
+// field belongs to the file that reads it. The first are what a reconcile
+// needs to be right: what it waits for, counts, paces, reports once and
+// keeps out of its messages. The cache is only an optimisation.
 type entry struct {
 	expect  *expectation        // what storage must show after our last Helm action (expect.go)
 	failure *status.Failure     // the failed tries for one pair of digests (failures.go)
@@ -33,13 +37,19 @@ type entry struct {
 	testing *charttest.Run      // the chart test run under way or not yet recorded (test.go)
 	secrets *redact.Redactor    // the values this reconcile took from Secrets, kept out of its messages (redact.go)
 
-	// The release's revisions this process decoded or summed up, by storage
-	// Secret, and the one it wrote last, until storage shows it (revisions.go).
-	decoded byUID[decoded]
-	entries byUID[status.HistoryEntry]
-	written *helm.Release
-	// What reading each revision whose labels carry no valid signature told (revisions.go).
-	verdicts byUID[verdict]
+	cache revisionCache
+}
+
+// revisionCache is what this process decoded or summed up of the release's
+// revisions, by storage Secret, so that a reconcile reads and decodes them
+// again only when their Secret changed (revisions.go). It is only a cache:
+// empty, every reconcile reads what it needs from storage, as it does when
+// the manager runs with its caches off.
+type revisionCache struct {
+	decoded  byUID[decoded]             // the revisions a reconcile reads, decoded, with what assess last found
+	entries  byUID[status.HistoryEntry] // the others' status.history entries
+	written  *helm.Release              // the revision rudder wrote last, until storage shows it
+	verdicts byUID[verdict]             // what reading each revision whose labels carry no valid signature told
 }
 
 // update runs fn on key's entry under the lock, creating the entry.

@@ -110,8 +110,8 @@ func appliedByRudder(d *appsv1.Deployment) bool {
 // env var, a sidecar, as an admission policy would) is kept and not
 // repaired; a field rudder applies edited by another manager is put back,
 // named in the event, keeping the other manager's fields; Helm's next
-// upgrade (an update, three-way merge) works over rudder's apply without a
-// fight; and a resync of unchanged objects asks the API server nothing.
+// upgrade (a server-side apply, conflicts forced) works over rudder's apply
+// without a fight; and a resync of unchanged objects asks the API server nothing.
 func TestReconciler_DriftByFieldOwnership(t *testing.T) {
 	ns := namespace(t)
 	spec := webappSpec(2, "nginx:1.25")
@@ -126,14 +126,18 @@ func TestReconciler_DriftByFieldOwnership(t *testing.T) {
 	reconciled(t, webappGVK, ns, "owned")
 	t.Logf("requests about the release's objects from install to the first resync: %v", managerRequests.under(ns))
 
-	// A resync with nothing changed: no request about the release's objects.
+	// A resync with nothing changed: no request about the release's objects
+	// (what the cache saves; without it, reads and dry runs, but no write).
 	objects := ns
 	before := managerRequests.under(objects)
 	for range 3 {
 		reconciled(t, webappGVK, ns, "owned")
 	}
-	if got := newer(before, managerRequests.under(objects)); len(got) > 0 {
-		t.Errorf("3 resyncs of unchanged objects made requests: %v", got)
+	for k := range newer(before, managerRequests.under(objects)) {
+		if cachesOn() || !strings.HasPrefix(k, "GET ") && !strings.HasSuffix(k, "(dry run)") {
+			t.Errorf("3 resyncs of unchanged objects made requests: %v", newer(before, managerRequests.under(objects)))
+			break
+		}
 	}
 
 	// Another manager adds a label, an env var and a sidecar.
@@ -188,9 +192,10 @@ func TestReconciler_DriftByFieldOwnership(t *testing.T) {
 		return nil
 	})
 
-	// Helm's upgrade, a three-way merge under its own manager, over
-	// rudder's apply: no conflict, the new values land, no repair follows,
-	// and the next repair puts back the new revision.
+	// Helm's upgrade, a server-side apply with conflicts forced under its
+	// own manager, over rudder's repair of the same field: no conflict, the
+	// new values land, no repair follows (no loop), and the next repair puts
+	// back the new revision.
 	patchSpec(t, webappGVK, ns, "owned", `{"image":"nginx:1.26","replicas":3,"config":{"MODE":"staging"}}`)
 	waitRevisions(t, ns, "webapp-owned", "1:superseded", "2:deployed")
 	reconciled(t, webappGVK, ns, "owned")
@@ -231,7 +236,8 @@ const admissionPolicy = "../../test/e2e/testdata/mutating-policy.yaml"
 // What a MutatingAdmissionPolicy adds at admission is kept, and rudder
 // repairs nothing, at install or over reconciles after it: the merge-patch
 // repair put such Deployments back right after install, a write and an
-// event about nothing.
+// event about nothing. The install's server-side apply is each Deployment's
+// one write.
 func TestReconciler_KeepsWhatAnAdmissionPolicyAdds(t *testing.T) {
 	ns := namespace(t)
 	policy, err := os.ReadFile(admissionPolicy)
@@ -286,9 +292,14 @@ func TestReconciler_KeepsWhatAnAdmissionPolicyAdds(t *testing.T) {
 	}
 	requests := managerRequests.under(ns)
 	t.Logf("requests about the release's objects: %v", requests)
+	// Helm 4 creates each object by server-side apply: one PATCH each, the
+	// install's; any other write is a repair.
 	for k, v := range requests {
-		if strings.Contains(k, "/deployments/") && !strings.HasPrefix(k, "GET ") && !strings.HasSuffix(k, "(dry run)") {
-			t.Errorf("%d writes %s after the install", v, k)
+		if !strings.Contains(k, "/deployments/") || strings.HasPrefix(k, "GET ") || strings.HasSuffix(k, "(dry run)") {
+			continue
+		}
+		if !strings.HasPrefix(k, "PATCH ") || v != 1 {
+			t.Errorf("%d writes %s, want the install's one apply", v, k)
 		}
 	}
 	if ev := driftRepairedEvents(t, ns); len(ev) > 0 {

@@ -92,6 +92,10 @@ type Reconciler struct {
 	Lease interface {
 		Hold(ctx context.Context) (done func(), err error)
 	}
+	// NoCaches turns off what the reconciler keeps between reconciles only
+	// to save reads and decodes (memory's revisionCache): every reconcile
+	// then reads and decodes what it needs from storage.
+	NoCaches bool
 
 	chartDigest string
 	watcher     *enqueue.Dependents
@@ -264,6 +268,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
 	}
 	r.chartDigest = chrt.Digest()
+	r.memory.noCache = r.NoCaches
 	r.initSeries()
 	r.testsDone = make(chan event.GenericEvent)
 	if err := r.registerCollector(); err != nil {

@@ -413,6 +413,8 @@ func TestReconciler_PauseAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "webapp-nap", "1:deployed")
+	// The install's status written: storage shows the revision first.
+	conditionSays(t, webappGVK, ns, "nap", status.ConditionReleased, metav1.ConditionTrue, status.ReasonInstallSucceeded)
 	patch := []byte(`{"metadata":{"annotations":{"rudder.dev/paused":"true"}},"spec":{"replicas":3}}`)
 	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "nap"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
 		t.Fatal(err)

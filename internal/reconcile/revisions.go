@@ -40,18 +40,21 @@ type decoded struct {
 // RememberWritten keeps rel, just written for key, to answer the first read
 // of its revision: what Helm just encoded need not be read back.
 func (m *memory) RememberWritten(key types.NamespacedName, rel *helm.Release) {
-	m.update(key, func(e *entry) { e.written = rel })
+	if m.noCache {
+		return
+	}
+	m.update(key, func(e *entry) { e.cache.written = rel })
 }
 
 // takeWritten returns the remembered revision when rev is it (same number,
 // same holder and revision mark), and forgets it. The caller holds m.mu.
 func (e *entry) takeWritten(rev storage.Revision) *helm.Release {
-	rel := e.written
+	rel := e.cache.written
 	if rel == nil || rel.Revision != rev.Number || rev.Labels[storage.LabelHolder] == "" ||
 		rel.Labels[storage.LabelHolder] != rev.Labels[storage.LabelHolder] || rel.Labels[storage.LabelRevision] != rev.Labels[storage.LabelRevision] {
 		return nil
 	}
-	e.written = nil
+	e.cache.written = nil
 	return rel
 }
 
@@ -62,8 +65,8 @@ func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName,
 	var e status.HistoryEntry
 	var ok bool
 	m.lookup(key, func(en *entry) {
-		e, ok = en.entries.get(rev.UID)
-		if d, held := en.decoded.get(rev.UID); !ok && held {
+		e, ok = en.cache.entries.get(rev.UID)
+		if d, held := en.cache.decoded.get(rev.UID); !ok && held {
 			e, ok = status.EntryOf(d.Release), true
 		}
 	})
@@ -77,7 +80,9 @@ func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName,
 			}
 			e = status.EntryOf(rel)
 		}
-		m.update(key, func(en *entry) { en.entries = en.entries.set(rev.UID, e) })
+		if !m.noCache {
+			m.update(key, func(en *entry) { en.cache.entries = en.cache.entries.set(rev.UID, e) })
+		}
 	}
 	// The status changes (superseded, failed), and a test run labels the
 	// revision; the rest never changes.
@@ -92,7 +97,7 @@ func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release t
 	var ok bool
 	var rel *helm.Release
 	m.update(key, func(e *entry) {
-		d, ok = e.decoded.get(rev.UID)
+		d, ok = e.cache.decoded.get(rev.UID)
 		// A Secret changed since (relabeled, or overwritten by someone) is
 		// decoded again: what it holds now is what Helm reads.
 		ok = ok && (d.version == rev.ResourceVersion || rev.ResourceVersion == "")
@@ -125,7 +130,9 @@ func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release t
 	if d.objects, err = encodeObjects(objs); err != nil {
 		return nil, nil, err
 	}
-	m.update(key, func(e *entry) { e.decoded = e.decoded.set(rev.UID, d) })
+	if !m.noCache {
+		m.update(key, func(e *entry) { e.cache.decoded = e.cache.decoded.set(rev.UID, d) })
+	}
 	return &status.Revision{Release: &kept, Objects: objs}, d.seen, nil
 }
 
@@ -182,7 +189,7 @@ type verdict struct{ signed, decodes bool }
 func (m *memory) verdict(h *helm.Getter, key, release types.NamespacedName, rev storage.Revision, resource types.UID) (verdict, error) {
 	var v verdict
 	var ok bool
-	m.lookup(key, func(e *entry) { v, ok = e.verdicts.get(rev.UID) })
+	m.lookup(key, func(e *entry) { v, ok = e.cache.verdicts.get(rev.UID) })
 	if ok {
 		return v, nil
 	}
@@ -196,7 +203,9 @@ func (m *memory) verdict(h *helm.Getter, key, release types.NamespacedName, rev 
 	default:
 		v = verdict{signed: rel.Signed, decodes: true}
 	}
-	m.update(key, func(e *entry) { e.verdicts = e.verdicts.set(rev.UID, v) })
+	if !m.noCache {
+		m.update(key, func(e *entry) { e.cache.verdicts = e.cache.verdicts.set(rev.UID, v) })
+	}
 	return v, nil
 }
 
@@ -206,8 +215,9 @@ func (m *memory) verdict(h *helm.Getter, key, release types.NamespacedName, rev 
 // it failed).
 func (m *memory) pruneRevisions(key types.NamespacedName, history []storage.Revision, read ...*storage.Revision) {
 	m.lookup(key, func(e *entry) {
+		c := &e.cache
 		if len(history) == 0 {
-			e.decoded, e.entries, e.written, e.verdicts = nil, nil, nil, nil
+			*c = revisionCache{}
 			return
 		}
 		reads := map[types.UID]bool{}
@@ -216,18 +226,18 @@ func (m *memory) pruneRevisions(key types.NamespacedName, history []storage.Revi
 				reads[r.UID] = true
 			}
 		}
-		for _, d := range e.decoded {
+		for _, d := range c.decoded {
 			if !reads[d.uid] {
-				e.entries = e.entries.set(d.uid, status.EntryOf(d.v.Release))
+				c.entries = c.entries.set(d.uid, status.EntryOf(d.v.Release))
 			}
 		}
-		e.decoded = e.decoded.keep(func(uid types.UID, _ decoded) bool { return reads[uid] })
+		c.decoded = c.decoded.keep(func(uid types.UID, _ decoded) bool { return reads[uid] })
 		keep := make(map[types.UID]bool, len(history))
 		for _, r := range history {
 			keep[r.UID] = true
 		}
-		e.entries = e.entries.keep(func(uid types.UID, _ status.HistoryEntry) bool { return keep[uid] })
-		e.verdicts = e.verdicts.keep(func(uid types.UID, _ verdict) bool { return keep[uid] })
+		c.entries = c.entries.keep(func(uid types.UID, _ status.HistoryEntry) bool { return keep[uid] })
+		c.verdicts = c.verdicts.keep(func(uid types.UID, _ verdict) bool { return keep[uid] })
 	})
 }
 

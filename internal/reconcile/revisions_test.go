@@ -90,19 +90,19 @@ func TestMemory_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
 	read(three)
 	c.pruneRevisions(key, []storage.Revision{three, two, one}, &two, &three)
 	for _, r := range []storage.Revision{two, three} {
-		if _, ok := c.m[key].decoded.get(r.UID); !ok {
+		if _, ok := c.m[key].cache.decoded.get(r.UID); !ok {
 			t.Errorf("revision %d (%s) dropped: a reconcile reads it", r.Number, r.Status)
 		}
 	}
-	if _, ok := c.m[key].decoded.get(one.UID); ok {
+	if _, ok := c.m[key].cache.decoded.get(one.UID); ok {
 		t.Error("superseded revision 1 still decoded")
 	}
-	if e, ok := c.m[key].entries.get(one.UID); !ok || e.Revision != 1 {
+	if e, ok := c.m[key].cache.entries.get(one.UID); !ok || e.Revision != 1 {
 		t.Errorf("history entry of revision 1 = %+v (kept %v), want revision 1's", e, ok)
 	}
 
 	c.pruneRevisions(key, []storage.Revision{three, two}, &two, &three)
-	if _, ok := c.m[key].entries.get(one.UID); ok {
+	if _, ok := c.m[key].cache.entries.get(one.UID); ok {
 		t.Error("history entry of revision 1 kept after storage dropped it")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -56,6 +57,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return testenv.RunWithManager(m, mgr)
+}
+
+// cachesOn reports whether the suite's manager keeps its caches: make test
+// runs the suite again with them off (manager.EnvNoCaches), where only what
+// a cache saves may differ.
+func cachesOn() bool {
+	off, _ := strconv.ParseBool(os.Getenv(manager.EnvNoCaches))
+	return !off
 }
 
 // namespace creates a namespace of its own for one test.
