@@ -131,11 +131,19 @@ func TestReconciler_ActsAsTheResourcesServiceAccount(t *testing.T) {
 	if got := get(t, gadgetGVK, ns, "lean"); !strings.Contains(fmt.Sprint(got.Object["status"]), "actingAs:"+user) {
 		t.Errorf("status does not say rudder acts as %s: %v", user, got.Object["status"])
 	}
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
-			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}},
-	}
+	grantDeployer(t, ns, configMapsRule)
+	conditionSays(t, gadgetGVK, ns, "lean", status.ConditionReleased, metav1.ConditionTrue, "")
+}
+
+// configMapsRule is what the Gadget chart needs: every verb on ConfigMaps.
+var configMapsRule = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"},
+	Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}
+
+// grantDeployer binds the ServiceAccount deployer of ns to a Role deployer of
+// rules, and returns the Role.
+func grantDeployer(t *testing.T, ns string, rules ...rbacv1.PolicyRule) *rbacv1.Role {
+	t.Helper()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"}, Rules: rules}
 	binding := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "deployer"},
@@ -146,7 +154,7 @@ func TestReconciler_ActsAsTheResourcesServiceAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	conditionSays(t, gadgetGVK, ns, "lean", status.ConditionReleased, metav1.ConditionTrue, "")
+	return role
 }
 
 // A storage Secret that does not decode is named in a condition, the spec
