@@ -2,9 +2,11 @@ package helm
 
 import (
 	"testing"
+	"time"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
+	release "helm.sh/helm/v4/pkg/release/v1"
 )
 
 func TestParseManifest(t *testing.T) {
@@ -66,5 +68,20 @@ func TestChartDigest(t *testing.T) {
 				t.Errorf("digest equal = %v, want %v", got == base, tt.equal)
 			}
 		})
+	}
+}
+
+// A hook digests as Helm 3 encoded it, whatever its last run: the
+// signatures of the revisions rudder wrote on Helm 3 (test hooks in the
+// WebApp chart) verify on Helm 4, which encodes an empty run otherwise.
+func TestHookContent_AsHelm3EncodedIt(t *testing.T) {
+	h := &release.Hook{Name: "t", Kind: "Pod", Path: "p", Manifest: "hm", Weight: 5,
+		Events: []release.HookEvent{release.HookTest}, DeletePolicies: []release.HookDeletePolicy{"hook-succeeded"},
+		OutputLogPolicies: []release.HookOutputLogPolicy{"hook-failed"},
+		LastRun:           release.HookExecution{StartedAt: time.Now(), CompletedAt: time.Now(), Phase: release.HookPhaseSucceeded}}
+	// canonical() of Helm 3's Hook with LastRun zeroed, as rudder on Helm 3 signed it.
+	const helm3 = `{"delete_policies":["hook-succeeded"],"events":["test"],"kind":"Pod","last_run":{"completed_at":"","phase":"","started_at":""},"manifest":"hm","name":"t","output_log_policies":["hook-failed"],"path":"p","weight":5}`
+	if got := string(hookContent(h)); got != helm3 {
+		t.Errorf("hook content\n got %s\nwant %s", got, helm3)
 	}
 }

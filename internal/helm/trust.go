@@ -322,9 +322,7 @@ func contentOf(rls *release.Release) string {
 		if h == nil {
 			continue
 		}
-		c := *h
-		c.LastRun = release.HookExecution{}
-		parts = append(parts, canonical(c))
+		parts = append(parts, hookContent(h))
 	}
 	if c := rls.Chart; c != nil {
 		parts = append(parts, canonical(c.Metadata), canonical(c.Values), c.Schema, []byte(strconv.Itoa(len(c.Templates))))
@@ -336,6 +334,23 @@ func contentOf(rls *release.Release) string {
 		}
 	}
 	return signature.Content(parts...)
+}
+
+// unrun is how Helm 3 encoded a hook's last run before any: what rudder has
+// always digested in its place, so that the revisions rudder wrote on Helm 3
+// verify on Helm 4, which encodes it {"phase":""}.
+var unrun = map[string]any{"completed_at": "", "phase": "", "started_at": ""}
+
+// hookContent is h as contentOf digests it: canonical, its last run as
+// none.
+func hookContent(h *release.Hook) []byte {
+	var m map[string]any
+	if err := json.Unmarshal(canonical(h), &m); err != nil || m == nil {
+		return nil
+	}
+	m["last_run"] = unrun
+	b, _ := json.Marshal(m)
+	return b
 }
 
 // canonical is v as JSON, decoded and encoded again: as a stored revision

@@ -27,7 +27,9 @@ const lastHelm3Commit = "52143d831bca1cb7873382aa48479e1500c18f78"
 // TestHelm3Releases_CarryOn: releases written by rudder on Helm 3 continue
 // under the Helm 4 build. The test builds lastHelm3Commit's manager from the
 // repository's history, lets it install a WebApp and upgrade it once, stops
-// it and starts the Helm 4 build over the same namespace. Then:
+// it and starts the Helm 4 build over the same namespace, both serving that
+// commit's watches.yaml and charts from disk (a chart change is an upgrade
+// of its own, not what this test is about). Then:
 //   - nothing changed: no new revision, and status.history as Helm 3's build
 //     left it (its revisions verify as signed for the WebApp: an unsigned
 //     one would be taken for another Helm client's and replaced);
@@ -39,10 +41,11 @@ const lastHelm3Commit = "52143d831bca1cb7873382aa48479e1500c18f78"
 func TestHelm3Releases_CarryOn(t *testing.T) {
 	t.Parallel() // its own operators over its own namespace
 	const ns = "helm3-carry"
-	helm3Manager := buildManagerAt(t, lastHelm3Commit)
+	helm3Manager, src := buildManagerAt(t, lastHelm3Commit)
+	watchesFile := "--watches-file=" + filepath.Join(src, "watches.yaml")
 
 	privateNamespaces.Store(ns, true)
-	op := &operator{name: ns + "-helm3", env: []string{"WATCH_NAMESPACE=" + ns}, args: lockdownArgs(nil), bin: helm3Manager}
+	op := &operator{name: ns + "-helm3", env: []string{"WATCH_NAMESPACE=" + ns}, args: lockdownArgs([]string{watchesFile}), bin: helm3Manager}
 	// Registered before the namespace's, so it runs after: a manager
 	// uninstalls the releases while the namespace is deleted.
 	t.Cleanup(func() {
@@ -88,7 +91,7 @@ func TestHelm3Releases_CarryOn(t *testing.T) {
 	if !reflect.DeepEqual(historyOf(before), historyOf(after)) {
 		t.Errorf("status.history changed when the Helm 4 build took over:\nbefore %s\nafter  %s", toJSON(before.Status.History), toJSON(after.Status.History))
 	}
-	a.waitCondition("Ready", metav1.ConditionTrue, "")
+	a.waitCondition("Ready", metav1.ConditionTrue, "Ready")
 
 	// A spec change: an upgrade, by server-side apply, of the same objects.
 	a.patch(`{"spec":{"image":"nginx:1.23"}}`)
@@ -134,16 +137,22 @@ func TestHelm3Releases_CarryOn(t *testing.T) {
 }
 
 // buildManagerAt builds cmd/manager as it was at commit, from the
-// repository's history (git archive), as the Makefile builds bin/manager.
-func buildManagerAt(t *testing.T, commit string) string {
+// repository's history (git archive), as the Makefile builds bin/manager,
+// and returns the binary and the source tree it was built from.
+func buildManagerAt(t *testing.T, commit string) (bin, src string) {
 	t.Helper()
 	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "src"), filepath.Join(dir, "manager-"+commit[:7])
+	// Named manager, as bin/manager and the image's are: Helm's field
+	// manager is the binary's name, and the Helm 4 build takes over its fields.
+	src, bin = filepath.Join(dir, "src"), filepath.Join(dir, commit[:7], "manager")
 	if err := os.Mkdir(src, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("git", "-C", root, "cat-file", "-e", commit+"^{commit}").CombinedOutput(); err != nil {
 		t.Fatalf("this checkout's history lacks commit %s, the last rudder on Helm 3 (a shallow clone? fetch it with git fetch --unshallow): %v %s", commit, err, out)
+	}
+	if err := os.Mkdir(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -159,7 +168,7 @@ func buildManagerAt(t *testing.T, commit string) string {
 		t.Fatalf("building the manager of commit %s: %v\n%s", commit, err, out)
 	}
 	t.Logf("built the manager of commit %s (Helm 3) in %s", commit[:7], time.Since(start).Round(time.Second))
-	return bin
+	return bin, src
 }
 
 // withManagedFields reads Deployment ns/name with its managed fields, which
