@@ -39,7 +39,9 @@ const lastHelm3Commit = "52143d831bca1cb7873382aa48479e1500c18f78"
 //   - rudder.dev/rollback-to a revision Helm 3 wrote holds;
 //   - deleting the WebApp uninstalls the release, storage and all.
 func TestHelm3Releases_CarryOn(t *testing.T) {
-	t.Parallel() // its own operators over its own namespace
+	// Not parallel, though it has its own operators and namespace: its build
+	// of the Helm 3 manager takes both cores for minutes on a cold build
+	// cache, which the parallel tests' waits should not share.
 	const ns = "helm3-carry"
 	helm3Manager, src := buildManagerAt(t, lastHelm3Commit)
 	watchesFile := "--watches-file=" + filepath.Join(src, "watches.yaml")
