@@ -36,10 +36,17 @@ phase() {
   return "$status"
 }
 
+# FAILED_LINE matches what a failure prints: a failed test, a panic, a
+# package that failed without a failed test (a timeout, a build error), a
+# failed make target.
+FAILED_LINE='^\s*--- FAIL|^panic:|^FAIL\s|^make(\[[0-9]+\])?: \*\*\*'
+
 # summary: the phases, the Go packages by duration (go test's "ok" and "FAIL"
-# lines), the ten slowest top-level end-to-end tests, and each failed test's
-# lines.
+# lines), the ten slowest top-level end-to-end tests, the lines around each
+# failure, and last the failed tests' names.
 summary() {
+  # A summary never fails the run: a grep that finds nothing is not an error.
+  set +e
   local total=$((SECONDS - STARTED)) name
   echo
   echo "test: summary ($((total / 60))m$((total % 60))s in all)"
@@ -53,11 +60,18 @@ summary() {
   echo "test: slowest end-to-end tests"
   awk '/^--- (PASS|FAIL): Test[^ ]* \([0-9.]+s\)$/ { d = $4; gsub(/[()s]/, "", d); printf "  %8.1fs  %s %s\n", d, $2, $3 }' "$WORK/e2e.log" 2>/dev/null |
     sort -rn | head -n 10
-  for name in unit nocache fuzz; do
-    if ! grep -q -- '--- FAIL' "$WORK/$name.log" 2>/dev/null; then continue; fi
+  for name in setup unit nocache fuzz e2e; do
+    if ! grep -qE -- "$FAILED_LINE" "$WORK/$name.log" 2>/dev/null; then continue; fi
     echo "test: what failed in $name"
-    grep -E -A 15 -- '--- FAIL' "$WORK/$name.log" | head -n 200
+    grep -E -B 5 -A 15 -- "$FAILED_LINE" "$WORK/$name.log" | head -n 300
   done
+  # Last, since a CI log may show only its tail: the failed tests by name.
+  for name in unit nocache fuzz e2e; do
+    local tests
+    tests=$(grep -oE -- '--- FAIL: [^ ]+' "$WORK/$name.log" 2>/dev/null | awk '{ print $3 }' | sort -u | tr '\n' ' ' || true)
+    [[ -n $tests ]] && echo "test: failed in $name: $tests"
+  done
+  return 0
 }
 
 main() {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rudder-operator/rudder/internal/admission"
 )
 
 // Issue 36, admission-time render: with the webhook (url mode, as a local
@@ -32,8 +34,11 @@ func TestWebhook_RefusesAtApply(t *testing.T) {
 		_, _ = run("kubectl", "delete", "validatingwebhookconfiguration", configuration, "--ignore-not-found")
 		_, _ = run("kubectl", "delete", "secret", secret, "-n", "default", "--ignore-not-found")
 	})
+	// The refusal is asserted, so its preview must not run out of budget on
+	// a busy machine (it is then allowed): the budget is the longest the
+	// API server allows, and the latency is measured against the default.
 	o := privateOperator(t, ns, "--webhook=url", "--webhook-port="+port,
-		"--webhook-configuration="+configuration, "--webhook-cert-secret="+secret)
+		"--webhook-configuration="+configuration, "--webhook-cert-secret="+secret, "--webhook-budget=25s")
 
 	shop := func(spec string) string {
 		return fmt.Sprintf(`apiVersion: webapp.my.domain/v1
@@ -94,8 +99,8 @@ spec: {hard: {count/ingresses.networking.k8s.io: "0"}}
 	without := median(applyChanges(n))
 	t.Logf("kubectl apply of an ordinary WebApp change, median of %d: %s with the webhook, %s without (the webhook adds %s), %s with the manager stopped",
 		n, with.Round(time.Millisecond), without.Round(time.Millisecond), (with - without).Round(time.Millisecond), stopped.Round(time.Millisecond))
-	if with-without > 3*time.Second {
-		t.Errorf("the webhook adds %s to kubectl apply, over its budget of 3s", with-without)
+	if with-without > admission.DefaultBudget {
+		t.Errorf("the webhook adds %s to kubectl apply, over the default budget of %s", with-without, admission.DefaultBudget)
 	}
 	// The release's uninstall at cleanup needs a manager; without the webhook.
 	o.startAgain(t, "--webhook=off")
