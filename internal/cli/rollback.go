@@ -16,7 +16,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // rollbackOptions are the flags of `rudder rollback`.
@@ -122,7 +122,7 @@ func (c *conn) rolledBack(ctx context.Context, obj *unstructured.Unstructured, r
 	}
 	made := 0
 	for _, r := range revs {
-		if r.Revision > newest && r.Status == "deployed" && r.Labels[storage.LabelRollbackTo] == strconv.Itoa(to) {
+		if r.Revision > newest && r.Status == "deployed" && r.Labels[stored.LabelRollbackTo] == strconv.Itoa(to) {
 			made = r.Revision
 		}
 	}

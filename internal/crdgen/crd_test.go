@@ -11,7 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/rudder-operator/rudder/internal/hook"
-	"github.com/rudder-operator/rudder/internal/hooks/backup"
+	"github.com/rudder-operator/rudder/internal/hook/backup"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 

@@ -8,6 +8,6 @@
 // the optional interfaces by which a hook says more (Gate, Permissioner,
 // StatusSchemer, Watcher: the kinds of objects whose changes concern it), not
 // the hooks themselves.
-// It must never import a hook (internal/hooks/...), Helm or package helm, nor
+// It must never import a hook (internal/hook/...), Helm or package helm, nor
 // the reconcile, manager, cli, admission or preview packages.
 package hook

@@ -1,4 +1,4 @@
-package liveness
+package lease
 
 import (
 	"context"
@@ -118,7 +118,7 @@ func (l *Lease) stale() bool {
 // runnables last), so that no operation of this process is in flight once
 // its Lease is gone.
 func (l *Lease) Start(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithName("liveness")
+	log := ctrl.LoggerFrom(ctx).WithName("lease")
 	// Ticks are cheap (no request unless held and stale): a held Lease is
 	// renewed at most a fifth of the renew interval late.
 	tick := time.NewTicker(l.renew() / 5)

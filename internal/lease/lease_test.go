@@ -1,4 +1,4 @@
-package liveness_test
+package lease_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/rudder-operator/rudder/internal/liveness"
+	"github.com/rudder-operator/rudder/internal/lease"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
 
@@ -36,9 +36,9 @@ func TestMain(m *testing.M) {
 // pending operations over.
 func TestLease_AliveWhileHeld(t *testing.T) {
 	ctx := context.Background()
-	checker := &liveness.Checker{Leases: cs.CoordinationV1(), Namespace: "default"}
-	running := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: "default", Holder: "host_A.1f2e", Duration: 2 * time.Second, Renew: 300 * time.Millisecond}
-	killed := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: "default", Holder: "host-b.3c4d", Duration: 2 * time.Second}
+	checker := &lease.Checker{Leases: cs.CoordinationV1(), Namespace: "default"}
+	running := &lease.Lease{Leases: cs.CoordinationV1(), Namespace: "default", Holder: "host_A.1f2e", Duration: 2 * time.Second, Renew: 300 * time.Millisecond}
+	killed := &lease.Lease{Leases: cs.CoordinationV1(), Namespace: "default", Holder: "host-b.3c4d", Duration: 2 * time.Second}
 	if err := killed.Acquire(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestLease_AliveWhileHeld(t *testing.T) {
 	}
 	exists := func(holder string) bool {
 		t.Helper()
-		_, err := cs.CoordinationV1().Leases("default").Get(ctx, liveness.Name(holder), metav1.GetOptions{})
+		_, err := cs.CoordinationV1().Leases("default").Get(ctx, lease.Name(holder), metav1.GetOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestLease_AliveWhileHeld(t *testing.T) {
 
 // Hold fails, and no action may start, when the Lease cannot be written.
 func TestLease_HoldFailsWhenTheLeaseCannotBeWritten(t *testing.T) {
-	l := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: "no-such-namespace", Holder: "host-c.5e6f"}
+	l := &lease.Lease{Leases: cs.CoordinationV1(), Namespace: "no-such-namespace", Holder: "host-c.5e6f"}
 	if done, err := l.Hold(context.Background()); err == nil {
 		done()
 		t.Fatal("Hold succeeded in a namespace that does not exist")

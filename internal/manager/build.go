@@ -20,11 +20,11 @@ import (
 	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/identity"
-	"github.com/rudder-operator/rudder/internal/liveness"
+	"github.com/rudder-operator/rudder/internal/lease"
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile"
 	"github.com/rudder-operator/rudder/internal/signature"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
@@ -64,7 +64,7 @@ type builder struct {
 	selected labels.Selector
 
 	holder      string
-	lease       *liveness.Lease
+	lease       *lease.Lease
 	newInformer newInformerFunc
 	leaderLock  resourcelock.Interface // nil: controller-runtime's, unused without leader election
 
@@ -116,8 +116,8 @@ func (b *builder) holdLease() (err error) {
 		return err
 	}
 	b.log.Info("This process holds its Lease while it runs Helm actions: pending revisions labeled with its holder are left alone while it lives",
-		"holder", b.holder, "lease", leaseNamespace(opts)+"/"+liveness.Name(b.holder))
-	if b.newInformer, err = shardInformers(b.cs, opts.Shard, leaseNamespace(opts), liveness.Name(b.holder), b.log); err != nil {
+		"holder", b.holder, "lease", leaseNamespace(opts)+"/"+lease.Name(b.holder))
+	if b.newInformer, err = shardInformers(b.cs, opts.Shard, leaseNamespace(opts), lease.Name(b.holder), b.log); err != nil {
 		return err
 	}
 	if opts.LeaderElection {
@@ -168,10 +168,10 @@ func (b *builder) addCaches() (err error) {
 	options := func() cache.Options {
 		return b.cacheOptions(cache.Options{Scheme: b.mgr.GetScheme(), Mapper: b.mgr.GetRESTMapper(), HTTPClient: b.mgr.GetHTTPClient()})
 	}
-	if b.store, err = storage.NewCache(b.cfg, options()); err != nil {
+	if b.store, err = stored.NewCache(b.cfg, options()); err != nil {
 		return err
 	}
-	if _, err := b.store.GetInformer(context.Background(), storage.Object(), cache.BlockUntilSynced(false)); err != nil {
+	if _, err := b.store.GetInformer(context.Background(), stored.Object(), cache.BlockUntilSynced(false)); err != nil {
 		return fmt.Errorf("watching release storage: %w", err)
 	}
 	if b.dependents, err = owner.NewCache(b.cfg, options(), ownerKinds(b.ws)); err != nil {
@@ -229,7 +229,7 @@ func (b *builder) addReconcilers() error {
 	if err := b.mgr.Add(b.lease); err != nil {
 		return err
 	}
-	holders := &liveness.Checker{Leases: b.cs.CoordinationV1(), Namespace: leaseNamespace(b.opts)}
+	holders := &lease.Checker{Leases: b.cs.CoordinationV1(), Namespace: leaseNamespace(b.opts)}
 	kinds := depends.Kinds{GVKs: make([]schema.GroupVersionKind, len(b.ws)), CrossNamespace: b.opts.AllowCrossNamespaceRefs}
 	for i, w := range b.ws {
 		kinds.GVKs[i] = w.GVK

@@ -7,12 +7,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder/internal/hook"
-	"github.com/rudder-operator/rudder/internal/hooks/backup"
-	"github.com/rudder-operator/rudder/internal/hooks/chaos"
-	"github.com/rudder-operator/rudder/internal/hooks/leader"
-	"github.com/rudder-operator/rudder/internal/hooks/password"
-	"github.com/rudder-operator/rudder/internal/hooks/version"
-	"github.com/rudder-operator/rudder/internal/hooks/volume"
+	"github.com/rudder-operator/rudder/internal/hook/backup"
+	"github.com/rudder-operator/rudder/internal/hook/chaos"
+	"github.com/rudder-operator/rudder/internal/hook/leader"
+	"github.com/rudder-operator/rudder/internal/hook/password"
+	"github.com/rudder-operator/rudder/internal/hook/version"
+	"github.com/rudder-operator/rudder/internal/hook/volume"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 

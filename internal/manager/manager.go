@@ -26,7 +26,7 @@ import (
 
 	"github.com/rudder-operator/rudder"
 	"github.com/rudder-operator/rudder/internal/identity"
-	"github.com/rudder-operator/rudder/internal/liveness"
+	"github.com/rudder-operator/rudder/internal/lease"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -127,17 +127,17 @@ func loadWatches(file string) ([]watches.Watch, error) {
 	return watches.Load(rudder.Files, rudder.WatchesFile)
 }
 
-// newLease returns this process's Lease (package liveness), which the
+// newLease returns this process's Lease (package lease), which the
 // manager renews while actions hold it once added to it; created now when
 // acquire is set.
-func newLease(cs kubernetes.Interface, ns, holder string, d time.Duration, acquire bool) (*liveness.Lease, error) {
-	lease := &liveness.Lease{Leases: cs.CoordinationV1(), Namespace: ns, Holder: holder, Duration: d, Renew: d / 3}
+func newLease(cs kubernetes.Interface, ns, holder string, d time.Duration, acquire bool) (*lease.Lease, error) {
+	l := &lease.Lease{Leases: cs.CoordinationV1(), Namespace: ns, Holder: holder, Duration: d, Renew: d / 3}
 	if acquire {
-		if err := lease.Acquire(context.Background()); err != nil {
+		if err := l.Acquire(context.Background()); err != nil {
 			return nil, err
 		}
 	}
-	return lease, nil
+	return l, nil
 }
 
 // leaseNamespace is where the processes' Leases live: the leader election's

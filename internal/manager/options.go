@@ -10,7 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/hook"
-	"github.com/rudder-operator/rudder/internal/liveness"
+	"github.com/rudder-operator/rudder/internal/lease"
 	"github.com/rudder-operator/rudder/internal/shard"
 	"github.com/rudder-operator/rudder/internal/watches"
 
@@ -69,7 +69,7 @@ type Options struct {
 	// LeaderElectionNamespace holds the lease; default: the namespace rudder
 	// runs in (in a cluster), required outside one when LeaderElection is set.
 	LeaderElectionNamespace string
-	// HolderLease is how long this process's Lease (package liveness) lives
+	// HolderLease is how long this process's Lease (package lease) lives
 	// unrenewed: how long after a crash its pending operations wait before
 	// another process unlocks them. Renewed every third of it. Default 15s.
 	HolderLease time.Duration
@@ -154,7 +154,7 @@ func (o *Options) defaults() {
 		o.LogFormat = "json"
 	}
 	if o.HolderLease == 0 {
-		o.HolderLease = liveness.DefaultDuration
+		o.HolderLease = lease.DefaultDuration
 	}
 	if o.GracefulShutdown == 0 {
 		o.GracefulShutdown = 30 * time.Second

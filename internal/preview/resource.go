@@ -7,7 +7,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,9 +17,8 @@ import (
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/redact"
-	"github.com/rudder-operator/rudder/internal/storage"
-	"github.com/rudder-operator/rudder/internal/values"
-	"github.com/rudder-operator/rudder/internal/valuesfrom"
+	"github.com/rudder-operator/rudder/internal/releasevalues"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -67,7 +65,7 @@ func (d *differ) resource(ctx context.Context, obj *unstructured.Unstructured) (
 		return res, err
 	}
 	chartDigest := chrt.Digest()
-	rel, err := hc.DryRun(ctx, helm.Spec{Name: res.Release, Chart: chrt, Values: rv.vals,
+	rel, err := hc.DryRun(ctx, helm.Spec{Name: res.Release, Chart: chrt, Values: rv.vals.Values,
 		PostRenderer: owner.PostRenderer{Owner: obj, Release: res.Release, Mapper: d.mapper, Scope: scope}})
 	if errors.Is(err, helm.ErrOperationInProgress) {
 		return res, err // the release's state, not the spec's: nothing to judge yet
@@ -83,14 +81,14 @@ func (d *differ) resource(ctx context.Context, obj *unstructured.Unstructured) (
 	switch {
 	case rel.Status == "pending-install":
 		res.Action = Install
-	case deployed != nil && deployed.Labels[storage.LabelValuesDigest] == values.Digest(rv.digested) &&
-		deployed.Labels[storage.LabelChartDigest] == chartDigest:
+	case deployed != nil && deployed.Labels[stored.LabelValuesDigest] == rv.vals.Digest() &&
+		deployed.Labels[stored.LabelChartDigest] == chartDigest:
 		res.Action, res.Revision = None, 0
 	}
 	if deployed != nil {
 		res.Deployed = deployed.Revision
 	}
-	m := newMasker(previousSecrets(rv.vals, rv.digested, deployedValues), rv.secrets)
+	m := newMasker(previousSecrets(rv.vals.Values, rv.vals.Digested, deployedValues), rv.vals.Secrets)
 	res.Objects, err = d.objects(ctx, actor, rel, deployed, res.Revision, m)
 	for i, n := range res.Notes {
 		res.Notes[i] = m.String(n)
@@ -124,42 +122,32 @@ func (d *differ) acting(actor identity.Actor) (client.Client, error) {
 	return c, nil
 }
 
-// releaseValues are a resource's release values, as the reconciler computes them.
+// releaseValues are a resource's release values, as the reconciler computes
+// them, and the redactor of the values taken from Secrets.
 type releaseValues struct {
-	vals map[string]any
-	// digested are the values the values digest is computed from: vals,
-	// with the parts taken from Secrets replaced by their identity.
-	digested map[string]any
-	// secrets are the values taken from Secrets, as strings.
-	secrets []string
-	// redact removes secrets from an error.
+	vals   releasevalues.Values
 	redact *redact.Redactor
 }
 
-// values computes obj's release values as the reconciler does: its spec
-// with the kind's overrides, over its values sources, then each hook's
-// values. Hooks run with a dry-run client: what they would create or change
-// is not; a hook that fails adds a note to res, and the values are those
-// before it.
+// values computes obj's release values with its kind's pipeline, as the
+// reconciler does. Hooks run with a dry-run client: what they would create or
+// change is not; a hook that fails adds a note to res, and the values are
+// those before it.
 func (d *differ) values(ctx context.Context, w watches.Watch, obj *unstructured.Unstructured, acting client.Client,
 	res *Resource) (releaseValues, error) {
-	var rv releaseValues
-	own, err := values.For(obj, w.OverrideValues)
+	p := w.Values()
+	own, err := p.Own(obj)
 	if err != nil {
-		return rv, err
+		return releaseValues{vals: own}, err
 	}
-	sources, err := valuesfrom.Sources(w.ValuesFrom, obj.GetAnnotations())
+	sources, err := p.SourcesOf(obj)
 	if err != nil {
-		return rv, err
+		return releaseValues{vals: own}, err
 	}
-	rv.vals = own
-	if len(sources) > 0 {
-		read, err := valuesfrom.Read(ctx, acting, obj.GetNamespace(), sources)
-		rv.secrets, rv.redact = read.Secrets, redact.New(read.Secrets...)
-		if err != nil {
-			return rv, fmt.Errorf("reading the release values from ConfigMaps and Secrets: %w", err)
-		}
-		rv.vals, rv.digested = read.Under(own)
+	vals, err := p.Read(ctx, acting, obj, sources, own)
+	rv := releaseValues{vals: vals, redact: redact.New(vals.Secrets...)}
+	if err != nil {
+		return rv, fmt.Errorf("reading the release values from ConfigMaps and Secrets: %w", err)
 	}
 	dry := client.NewDryRunClient(acting)
 	registry, err := manager.HooksWith(dry, acting)
@@ -170,21 +158,12 @@ func (d *differ) values(ctx context.Context, w watches.Watch, obj *unstructured.
 	if err != nil {
 		return rv, err
 	}
-	hctx := hook.WithActing(ctx, dry)
-	for _, h := range hooks {
-		out, err := h.Reconcile(hctx, obj, runtime.DeepCopyJSON(rv.vals))
+	p.RunHooks(hook.WithActing(ctx, dry), obj, hooks, &rv.vals, func(h hook.Hook, _ hook.Result, err error) bool {
 		if err != nil {
 			res.Notes = append(res.Notes, fmt.Sprintf("hook %s failed in the dry run (%v): the reconciler would retry it, and change nothing until it succeeds",
 				h.Name(), rv.redact.Error(err)))
-			break
 		}
-		hook.MergeValues(rv.vals, out.Values)
-		if rv.digested != nil {
-			hook.MergeValues(rv.digested, out.Values)
-		}
-	}
-	if rv.digested == nil {
-		rv.digested = rv.vals
-	}
+		return err == nil
+	})
 	return rv, nil
 }

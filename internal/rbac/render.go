@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rudder-operator/rudder/internal/helm"
-	"github.com/rudder-operator/rudder/internal/values"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -138,7 +137,8 @@ func baseSets(w watches.Watch, sample *unstructured.Unstructured) ([]valueSet, e
 	}
 	for i, s := range specs {
 		obj := &unstructured.Unstructured{Object: map[string]any{"spec": s.vals}}
-		vals, err := values.For(obj, w.OverrideValues)
+		own, err := w.Values().Own(obj)
+		vals := own.Values
 		if err != nil {
 			return nil, fmt.Errorf("kind %s: %w", w.GVK.Kind, err)
 		}

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // expectationTTL bounds how long a reconcile waits for the storage cache to
@@ -40,7 +40,7 @@ func (m *memory) Unexpect(key types.NamespacedName) {
 
 // caughtUp reports whether history shows the expectation for key, and drops
 // it when it does or when it expired.
-func (m *memory) caughtUp(key types.NamespacedName, history []storage.Revision, now time.Time) bool {
+func (m *memory) caughtUp(key types.NamespacedName, history []stored.Revision, now time.Time) bool {
 	caughtUp := true
 	m.lookup(key, func(e *entry) {
 		exp := e.expect

@@ -20,7 +20,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/signature"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
 
@@ -243,9 +243,9 @@ func forge(t *testing.T, ns, release string, n int, f forgery, labels map[string
 				own[k] = v
 			}
 		}
-		own[storage.LabelRevision] = strconv.Itoa(n)
-		own[storage.LabelUninstallOf] = strconv.Itoa(n)
-		own[storage.LabelFailedValuesDigest], own[storage.LabelFailedChartDigest] = labels[storage.LabelValuesDigest], labels[storage.LabelChartDigest]
+		own[stored.LabelRevision] = strconv.Itoa(n)
+		own[stored.LabelUninstallOf] = strconv.Itoa(n)
+		own[stored.LabelFailedValuesDigest], own[stored.LabelFailedChartDigest] = labels[stored.LabelValuesDigest], labels[stored.LabelChartDigest]
 	}
 	own["owner"], own["name"], own["status"], own["version"] = "helm", release, f.status, strconv.Itoa(n)
 	storeRevision(t, ns, own, rel)

@@ -11,7 +11,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/redact"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // Everything memory keeps of a resource is in its one entry, which Forget
@@ -57,7 +57,7 @@ func TestMemory_ForgetDropsEverything(t *testing.T) {
 	m.ForgetFailure(key)
 	m.dropSecrets(key)
 	m.TestStopped(key)
-	m.pruneRevisions(key, []storage.Revision{{Number: 1}})
+	m.pruneRevisions(key, []stored.Revision{{Number: 1}})
 	if m.TestFinished(key, &charttest.Run{}, helm.TestRun{}, nil) {
 		t.Error("a run of a forgotten resource counts as its run")
 	}

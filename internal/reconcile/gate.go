@@ -27,7 +27,7 @@ func (r *Reconciler) gate(ctx context.Context, o *observation) *status.Gate {
 		for i, obj := range o.Deployed.Objects {
 			objs[i] = obj.DeepCopy() // this reconcile's: not the gate's to change
 		}
-		res, err := g.BeforeUpgrade(ctx, o.Resource, objs, runtime.DeepCopyJSON(o.values))
+		res, err := g.BeforeUpgrade(ctx, o.Resource, objs, runtime.DeepCopyJSON(o.values.Values))
 		if err != nil || !res.Open {
 			return &status.Gate{Hook: h.Name(), Result: res, Err: err}
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
@@ -13,16 +12,16 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 )
 
-// runHooks runs the kind's hooks in order, merging the values each returns
-// into o's values. The first failure stops the rest and blocks Helm steps.
+// runHooks runs the kind's hooks in order, the last step of the kind's
+// values pipeline: the values each returns are merged into o's. The first
+// failure stops the rest and blocks Helm steps.
 func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 	ctx, err := r.hookContext(ctx, o)
 	if err != nil {
 		o.Facts.HookErr = err
 		return
 	}
-	for _, h := range r.Hooks {
-		res, err := h.Reconcile(ctx, o.Resource, runtime.DeepCopyJSON(o.values))
+	r.Watch.Values().RunHooks(ctx, o.Resource, r.Hooks, &o.values, func(h hook.Hook, res hook.Result, err error) bool {
 		if err == nil || !helm.NamespaceTerminating(err) {
 			hookRuns.WithLabelValues(r.Watch.GVK.Kind, h.Name(), result(err)).Inc()
 		}
@@ -34,17 +33,14 @@ func (r *Reconciler) runHooks(ctx context.Context, o *observation) {
 				ctrl.LoggerFrom(ctx).Error(err, "Hook failed", "hook", h.Name())
 			}
 			o.Facts.HookErr = fmt.Errorf("hook %s: %w", h.Name(), err)
-			return
+			return false
 		}
 		if res.BlocksRelease && res.Condition.Status != metav1.ConditionTrue {
 			o.Facts.HookErr = fmt.Errorf("hook %s: %s", h.Name(), res.Condition.Message)
-			return
+			return false
 		}
-		hook.MergeValues(o.values, res.Values)
-		if o.digested != nil {
-			hook.MergeValues(o.digested, res.Values)
-		}
-	}
+		return true
+	})
 }
 
 // pausedHooks has the kind's hooks that implement hook.Pauser say, in o's

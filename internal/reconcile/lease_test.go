@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rudder-operator/rudder/internal/liveness"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/lease"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
 
@@ -26,23 +26,23 @@ func TestReconciler_ActionHoldsTheProcessLease(t *testing.T) {
 	testenv.Eventually(t, "revision 1 stored", func() error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sh.helm.release.v1.webapp-leased.v1"}, &rev)
 	})
-	holder := rev.Labels[storage.LabelHolder]
+	holder := rev.Labels[stored.LabelHolder]
 	if holder == "" {
-		t.Fatalf("revision 1 has no %s label: %v", storage.LabelHolder, rev.Labels)
+		t.Fatalf("revision 1 has no %s label: %v", stored.LabelHolder, rev.Labels)
 	}
-	var lease coordinationv1.Lease
+	var held coordinationv1.Lease
 	testenv.Eventually(t, "the holder's Lease", func() error {
-		return k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: liveness.Name(holder)}, &lease)
+		return k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: lease.Name(holder)}, &held)
 	})
 	// The Secret's creation time has whole seconds only.
-	if acquired := lease.Spec.AcquireTime; acquired == nil || acquired.After(rev.CreationTimestamp.Add(time.Second)) {
-		t.Errorf("Lease %s acquired at %v, after revision 1 was stored at %v", lease.Name, acquired, rev.CreationTimestamp)
+	if acquired := held.Spec.AcquireTime; acquired == nil || acquired.After(rev.CreationTimestamp.Add(time.Second)) {
+		t.Errorf("Lease %s acquired at %v, after revision 1 was stored at %v", held.Name, acquired, rev.CreationTimestamp)
 	}
-	if h := lease.Spec.HolderIdentity; h == nil || *h != holder {
+	if h := held.Spec.HolderIdentity; h == nil || *h != holder {
 		got := "none"
 		if h != nil {
 			got = *h
 		}
-		t.Errorf("Lease %s holder %s, want %s", lease.Name, got, holder)
+		t.Errorf("Lease %s holder %s, want %s", held.Name, got, holder)
 	}
 }

@@ -13,9 +13,9 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/assess"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
+	"github.com/rudder-operator/rudder/internal/releasevalues"
 	"github.com/rudder-operator/rudder/internal/signature"
-	"github.com/rudder-operator/rudder/internal/storage"
-	"github.com/rudder-operator/rudder/internal/values"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -25,19 +25,15 @@ type observation struct {
 	status.Observation
 	key    types.NamespacedName // the custom resource's key
 	actor  identity.Actor       // whom rudder acts as for the resource
-	values map[string]any
-	// digested is what the values digest is computed from when values
-	// came from a Secret: values, with the Secret's part replaced by its
-	// identity and version. Nil: the digest is of values.
-	digested map[string]any
-	seen     []assess.Seen // what assess last found of each object of Deployed
-	done     bool          // the step leaves no status to write
+	values releasevalues.Values // the release's, as the kind's pipeline computed them
+	seen   []assess.Seen        // what assess last found of each object of Deployed
+	done   bool                 // the step leaves no status to write
 }
 
 func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured) (*observation, error) {
 	o := &observation{Observation: status.Observation{Resource: obj}, key: keyOf(obj)}
 	o.Release = types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Watch.ReleaseName(obj.GetName())}
-	o.values, o.Facts.ValuesErr = values.For(obj, r.Watch.OverrideValues)
+	o.values, o.Facts.ValuesErr = r.Watch.Values().Own(obj)
 	o.Facts.Deleting = !obj.GetDeletionTimestamp().IsZero()
 	if actor, err := r.Impersonator.ActorFor(ctx, obj); err != nil {
 		reason := status.ReasonServiceAccountInvalid
@@ -72,7 +68,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 		o.Facts.DependsErr = r.Kinds.Check(ctx, reader, obj, r.Watch.GVK)
 	}
 
-	hist, err := storage.History(ctx, r.Storage, o.Release.Namespace, o.Release.Name)
+	hist, err := stored.History(ctx, r.Storage, o.Release.Namespace, o.Release.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -91,16 +87,12 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	} else if o.Facts.Paused && !o.Facts.Deleting {
 		r.pausedHooks(o)
 	}
-	digested := o.values
-	if o.digested != nil {
-		digested = o.digested
-	}
-	o.Facts.Want = plan.Digests{Values: values.Digest(digested), Chart: r.chartDigest}
+	o.Facts.Want = plan.Digests{Values: o.values.Digest(), Chart: r.chartDigest}
 	o.Facts.FromHistory(hist)
 	o.Facts.ForeignUnderWay = plan.UnderWay(o.Facts.Foreign, now)
 	r.memory.pruneRevisions(o.key, hist, o.Facts.Deployed, plan.FailedRevision(o.Facts.Latest))
-	if l := o.Facts.Latest; l != nil && plan.LeftByRudder(l, r.Holder) && l.Labels[storage.LabelHolder] != r.Holder && r.Holders != nil {
-		if o.Facts.HolderAlive, err = r.Holders.Alive(ctx, l.Labels[storage.LabelHolder]); err != nil {
+	if l := o.Facts.Latest; l != nil && plan.LeftByRudder(l, r.Holder) && l.Labels[stored.LabelHolder] != r.Holder && r.Holders != nil {
+		if o.Facts.HolderAlive, err = r.Holders.Alive(ctx, l.Labels[stored.LabelHolder]); err != nil {
 			return nil, err
 		}
 	}
@@ -140,10 +132,10 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 }
 
 // verify marks the revisions of hist that rudder signed for o's resource
-// (storage.Revision.Signed), from their labels; a revision signed by a rudder
+// (stored.Revision.Signed), from their labels; a revision signed by a rudder
 // that signed only manifests is verified from its manifest, read once. Of the
-// others, those that do not decode are marked (storage.Revision.Undecodable).
-func (r *Reconciler) verify(o *observation, hist []storage.Revision) error {
+// others, those that do not decode are marked (stored.Revision.Undecodable).
+func (r *Reconciler) verify(o *observation, hist []stored.Revision) error {
 	uid := o.Resource.GetUID()
 	for i := range hist {
 		rev := &hist[i]

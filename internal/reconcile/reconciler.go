@@ -32,7 +32,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/signature"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -47,7 +47,7 @@ type Reconciler struct {
 	// Client reads the custom resources and the releases' objects from the
 	// manager's cache, and writes them.
 	Client client.Client
-	// Storage caches the metadata of Helm's storage Secrets (storage.NewCache):
+	// Storage caches the metadata of Helm's storage Secrets (stored.NewCache):
 	// the reconciler reads release history from it, and a change of a
 	// release's Secrets, by rudder or by hand, reconciles its custom resource.
 	Storage cache.Cache
@@ -83,11 +83,11 @@ type Reconciler struct {
 	// unique per process, a valid label value.
 	Holder string
 	// Holders tells whether the process that left a revision pending still
-	// runs (liveness.Checker); nil counts every other process as gone.
+	// runs (lease.Checker); nil counts every other process as gone.
 	Holders interface {
 		Alive(ctx context.Context, holder string) (bool, error)
 	}
-	// Lease is this process's Lease (liveness.Lease), held while a step runs
+	// Lease is this process's Lease (lease.Lease), held while a step runs
 	// a Helm action that may leave a revision pending; nil holds nothing.
 	Lease interface {
 		Hold(ctx context.Context) (done func(), err error)
@@ -277,7 +277,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(r.Watch.GVK.Kind).
 		For(r.newObject(), builder.WithPredicates(enqueue.Resources(r.Watch.Selector, Finalizer))).
-		WatchesRawSource(source.Kind[client.Object](r.Storage, storage.Object(), r.releaseHandler())).
+		WatchesRawSource(source.Kind[client.Object](r.Storage, stored.Object(), r.releaseHandler())).
 		WatchesRawSource(source.Channel(r.testsDone, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles})
 	r.watchHooks(mgr.GetCache(), b)

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // stalled reports whether the deployed revision, written by rudder for the
@@ -17,7 +17,7 @@ func (r *Reconciler) stalled(ctx context.Context, o *observation) bool {
 		!plan.WrittenByRudder(f.Deployed) || plan.DigestsOf(f.Deployed) != f.Want {
 		return false
 	}
-	if plan.ReadinessLeft(o.Deployed.Updated, r.Watch.Remediation.ReadinessTimeout, r.now()) > 0 || f.Deployed.Labels[storage.LabelReady] == "true" {
+	if plan.ReadinessLeft(o.Deployed.Updated, r.Watch.Remediation.ReadinessTimeout, r.now()) > 0 || f.Deployed.Labels[stored.LabelReady] == "true" {
 		return false
 	}
 	r.assess(ctx, o, false)

@@ -20,7 +20,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
 
@@ -217,7 +217,7 @@ func TestReconciler_FailedInstallIsUninstalledOrKeptAsThePolicySays(t *testing.T
 }
 
 // readyLabeled waits until rudder has labeled revision n of release Ready
-// (storage.LabelReady), as it does once for a kind with a readiness timeout.
+// (stored.LabelReady), as it does once for a kind with a readiness timeout.
 func readyLabeled(t *testing.T, ns, release string, n int) {
 	t.Helper()
 	testenv.Eventually(t, fmt.Sprintf("revision %d of %s labeled Ready", n, release), func() error {
@@ -225,7 +225,7 @@ func readyLabeled(t *testing.T, ns, release string, n int) {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, n)}, &s); err != nil {
 			return err
 		}
-		if s.Labels[storage.LabelReady] != "true" {
+		if s.Labels[stored.LabelReady] != "true" {
 			return fmt.Errorf("labels %v", s.Labels)
 		}
 		return nil

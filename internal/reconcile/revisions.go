@@ -14,7 +14,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile/assess"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // decoded is a revision as the cache keeps it: its objects as one JSON
@@ -48,10 +48,10 @@ func (m *memory) RememberWritten(key types.NamespacedName, rel *helm.Release) {
 
 // takeWritten returns the remembered revision when rev is it (same number,
 // same holder and revision mark), and forgets it. The caller holds m.mu.
-func (e *entry) takeWritten(rev storage.Revision) *helm.Release {
+func (e *entry) takeWritten(rev stored.Revision) *helm.Release {
 	rel := e.cache.written
-	if rel == nil || rel.Revision != rev.Number || rev.Labels[storage.LabelHolder] == "" ||
-		rel.Labels[storage.LabelHolder] != rev.Labels[storage.LabelHolder] || rel.Labels[storage.LabelRevision] != rev.Labels[storage.LabelRevision] {
+	if rel == nil || rel.Revision != rev.Number || rev.Labels[stored.LabelHolder] == "" ||
+		rel.Labels[stored.LabelHolder] != rev.Labels[stored.LabelHolder] || rel.Labels[stored.LabelRevision] != rev.Labels[stored.LabelRevision] {
 		return nil
 	}
 	e.cache.written = nil
@@ -61,7 +61,7 @@ func (e *entry) takeWritten(rev storage.Revision) *helm.Release {
 // historyEntry returns the history entry of revision rev of key's release.
 // shown is what status.history shows for rev's number, if anything: when it
 // is rev's entry (recordedFor), rev is not decoded again.
-func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName, rev storage.Revision, shown *status.HistoryEntry) (status.HistoryEntry, error) {
+func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName, rev stored.Revision, shown *status.HistoryEntry) (status.HistoryEntry, error) {
 	var e status.HistoryEntry
 	var ok bool
 	m.lookup(key, func(en *entry) {
@@ -92,7 +92,7 @@ func (m *memory) historyEntry(h *helm.Getter, key, release types.NamespacedName,
 
 // revision returns the decoded revision rev of key's release, reading it
 // from storage on first use, and what assess last found of its objects.
-func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release types.NamespacedName, rev storage.Revision, resource types.UID) (*status.Revision, []assess.Seen, error) {
+func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release types.NamespacedName, rev stored.Revision, resource types.UID) (*status.Revision, []assess.Seen, error) {
 	var d decoded
 	var ok bool
 	var rel *helm.Release
@@ -186,7 +186,7 @@ type verdict struct{ signed, decodes bool }
 
 // verdict reads and decodes revision rev of key's release once, and remembers
 // what it found by its storage Secret.
-func (m *memory) verdict(h *helm.Getter, key, release types.NamespacedName, rev storage.Revision, resource types.UID) (verdict, error) {
+func (m *memory) verdict(h *helm.Getter, key, release types.NamespacedName, rev stored.Revision, resource types.UID) (verdict, error) {
 	var v verdict
 	var ok bool
 	m.lookup(key, func(e *entry) { v, ok = e.cache.verdicts.get(rev.UID) })
@@ -213,7 +213,7 @@ func (m *memory) verdict(h *helm.Getter, key, release types.NamespacedName, rev 
 // longer holds (history), and the decoded objects of all but those a
 // reconcile reads (read: the newest deployed revision, and the newest when
 // it failed).
-func (m *memory) pruneRevisions(key types.NamespacedName, history []storage.Revision, read ...*storage.Revision) {
+func (m *memory) pruneRevisions(key types.NamespacedName, history []stored.Revision, read ...*stored.Revision) {
 	m.lookup(key, func(e *entry) {
 		c := &e.cache
 		if len(history) == 0 {

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/helm"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 const twoObjects = `apiVersion: apps/v1
@@ -27,10 +27,10 @@ spec: {ports: [{port: 80, targetPort: 8080}]}
 
 // written returns revision n of release key as this process just wrote it,
 // remembered in m so that a read needs no storage, and its storage record.
-func written(m *memory, key types.NamespacedName, n int, status string) storage.Revision {
-	labels := map[string]string{storage.LabelHolder: "me", storage.LabelRevision: "mark"}
+func written(m *memory, key types.NamespacedName, n int, status string) stored.Revision {
+	labels := map[string]string{stored.LabelHolder: "me", stored.LabelRevision: "mark"}
 	m.RememberWritten(key, &helm.Release{Name: key.Name, Namespace: key.Namespace, Revision: n, Status: status, Labels: labels, Manifest: twoObjects})
-	return storage.Revision{Number: n, Status: status, Labels: labels, UID: types.UID(status + string(rune('0'+n)))}
+	return stored.Revision{Number: n, Status: status, Labels: labels, UID: types.UID(status + string(rune('0'+n)))}
 }
 
 // Memory keeps a revision's objects encoded: each read decodes them again,
@@ -76,7 +76,7 @@ func TestMemory_RevisionDecodesTheSameObjectsEachTime(t *testing.T) {
 func TestMemory_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
 	var c memory
 	key := types.NamespacedName{Namespace: "ns", Name: "webapp-web"}
-	read := func(r storage.Revision) {
+	read := func(r stored.Revision) {
 		if _, _, err := c.revision(nil, nil, key, key, r, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -88,8 +88,8 @@ func TestMemory_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
 	read(two)
 	three := written(&c, key, 3, "failed")
 	read(three)
-	c.pruneRevisions(key, []storage.Revision{three, two, one}, &two, &three)
-	for _, r := range []storage.Revision{two, three} {
+	c.pruneRevisions(key, []stored.Revision{three, two, one}, &two, &three)
+	for _, r := range []stored.Revision{two, three} {
 		if _, ok := c.m[key].cache.decoded.get(r.UID); !ok {
 			t.Errorf("revision %d (%s) dropped: a reconcile reads it", r.Number, r.Status)
 		}
@@ -101,7 +101,7 @@ func TestMemory_PruneKeepsTheRevisionsAReconcileReads(t *testing.T) {
 		t.Errorf("history entry of revision 1 = %+v (kept %v), want revision 1's", e, ok)
 	}
 
-	c.pruneRevisions(key, []storage.Revision{three, two}, &two, &three)
+	c.pruneRevisions(key, []stored.Revision{three, two}, &two, &three)
 	if _, ok := c.m[key].cache.entries.get(one.UID); ok {
 		t.Error("history entry of revision 1 kept after storage dropped it")
 	}

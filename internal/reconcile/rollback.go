@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // rollbackRequest reads AnnotationRollbackTo: 0 when absent.
@@ -25,15 +25,15 @@ func rollbackRequest(obj *unstructured.Unstructured) (int, error) {
 
 // rolledBackAt returns the generation at which the newest stored revision
 // made for a rollback to `to` was asked for; -1 when there is none.
-func rolledBackAt(history []storage.Revision, to int) int64 {
+func rolledBackAt(history []stored.Revision, to int) int64 {
 	if to == 0 {
 		return -1
 	}
 	for _, rev := range history {
-		if !rev.Signed || rev.Labels[storage.LabelRollbackTo] != strconv.Itoa(to) {
+		if !rev.Signed || rev.Labels[stored.LabelRollbackTo] != strconv.Itoa(to) {
 			continue
 		}
-		if g, err := strconv.ParseInt(rev.Labels[storage.LabelRollbackGeneration], 10, 64); err == nil {
+		if g, err := strconv.ParseInt(rev.Labels[stored.LabelRollbackGeneration], 10, 64); err == nil {
 			return g
 		}
 	}

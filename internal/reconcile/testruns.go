@@ -8,7 +8,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/charttest"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // testEnded reconciles the resource key again: its chart test run ended
@@ -77,7 +77,7 @@ func (m *memory) TestAnswered(key types.NamespacedName, token string) bool {
 // made on, while storage does not show them (on a copy of its labels: hist's
 // may be the cache's), and returns the run's message. A run whose revision is
 // gone is forgotten.
-func (m *memory) testOverlay(key types.NamespacedName, hist []storage.Revision) string {
+func (m *memory) testOverlay(key types.NamespacedName, hist []stored.Revision) string {
 	var msg string
 	m.lookup(key, func(e *entry) {
 		run := e.tested
@@ -88,7 +88,7 @@ func (m *memory) testOverlay(key types.NamespacedName, hist []storage.Revision) 
 			if hist[i].UID != run.UID {
 				continue
 			}
-			if hist[i].Labels[storage.LabelTestedAt] != run.Labels[storage.LabelTestedAt] {
+			if hist[i].Labels[stored.LabelTestedAt] != run.Labels[stored.LabelTestedAt] {
 				labels := maps.Clone(hist[i].Labels)
 				maps.Copy(labels, run.Labels)
 				hist[i].Labels = labels

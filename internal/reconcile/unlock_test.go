@@ -19,7 +19,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/signature"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
 
@@ -102,7 +102,7 @@ func forgePending(t *testing.T, store v1Store, name string, labels map[string]st
 	rel.Version = 2
 	rel.Info.Status = rcommon.StatusPendingUpgrade
 	rel.Info.Description = "Preparing upgrade"
-	rel.Labels = map[string]string{storage.LabelValuesDigest: "forged", storage.LabelChartDigest: "forged"}
+	rel.Labels = map[string]string{stored.LabelValuesDigest: "forged", stored.LabelChartDigest: "forged"}
 	maps.Copy(rel.Labels, labels)
 	if err := store.Create(rel); err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestReconciler_UnlocksRevisionLeftPendingByAGoneRudder(t *testing.T) {
 	waitRevisions(t, ns, "webapp-crash", "1:deployed")
 	// As rudder writes an upgrade: its holder, the revision's own number, signed.
 	forgePending(t, rudderStore(t, ns, get(t, webappGVK, ns, "crash").GetUID()), "webapp-crash",
-		map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelRevision: "2"})
+		map[string]string{stored.LabelHolder: "rudder-gone.0badc0de", stored.LabelRevision: "2"})
 
 	patch := []byte(`{"spec":{"replicas":2}}`)
 	if err := k8s.Patch(ctx, get(t, webappGVK, ns, "crash"), client.RawPatch("application/merge-patch+json", patch)); err != nil {
@@ -144,7 +144,7 @@ func TestReconciler_APendingRevisionItDidNotSignIsNoLock(t *testing.T) {
 		labels map[string]string
 	}{
 		{name: "cli", labels: nil},
-		{name: "cli-copied", labels: map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelRevision: "2"}},
+		{name: "cli-copied", labels: map[string]string{stored.LabelHolder: "rudder-gone.0badc0de", stored.LabelRevision: "2"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := namespace(t)
@@ -225,8 +225,8 @@ func TestReconciler_FinishesAReinstallCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel.SetStatus(rcommon.StatusUninstalling, "Deletion in progress (or silently failed)")
-	rel.Labels[storage.LabelHolder] = "rudder-gone.0badc0de"
-	rel.Labels[storage.LabelUninstallOf] = "1"
+	rel.Labels[stored.LabelHolder] = "rudder-gone.0badc0de"
+	rel.Labels[stored.LabelUninstallOf] = "1"
 	if err := store.Update(rel); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestReconciler_FinishesAReinstallCutShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := rel.Labels[storage.LabelUninstallOf]; ok {
+	if v, ok := rel.Labels[stored.LabelUninstallOf]; ok {
 		t.Errorf("the reinstalled revision 1 carries the uninstall mark %q", v)
 	}
 }
@@ -270,11 +270,11 @@ func TestUnlock_RemovesTheUninstallMark(t *testing.T) {
 	}
 	rel.Name = "orphan"
 	rel.SetStatus(rcommon.StatusUninstalling, "Deletion in progress (or silently failed)")
-	rel.Labels = map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", storage.LabelUninstallOf: "1", "kept": "yes"}
+	rel.Labels = map[string]string{stored.LabelHolder: "rudder-gone.0badc0de", stored.LabelUninstallOf: "1", "kept": "yes"}
 	if err := store.Create(rel); err != nil {
 		t.Fatal(err)
 	}
-	unlocked, err := helmClientOf(t, restCfg, ns).Unlock("orphan", 1, "unlocked by the test", storage.LabelUninstallOf)
+	unlocked, err := helmClientOf(t, restCfg, ns).Unlock("orphan", 1, "unlocked by the test", stored.LabelUninstallOf)
 	if err != nil || !unlocked {
 		t.Fatalf("Unlock: %v, %v", unlocked, err)
 	}
@@ -285,7 +285,7 @@ func TestUnlock_RemovesTheUninstallMark(t *testing.T) {
 	if got.Info.Status != rcommon.StatusFailed || got.Info.Description != "unlocked by the test" {
 		t.Errorf("revision 1 is %s (%q), want failed with the unlock's description", got.Info.Status, got.Info.Description)
 	}
-	want := map[string]string{storage.LabelHolder: "rudder-gone.0badc0de", "kept": "yes"}
+	want := map[string]string{stored.LabelHolder: "rudder-gone.0badc0de", "kept": "yes"}
 	if !maps.Equal(got.Labels, want) {
 		t.Errorf("labels %v, want %v", got.Labels, want)
 	}

@@ -30,7 +30,8 @@ const valuesFromIndex = "rudder.dev/values-from"
 // error it returns shows (memory.setSecrets). A problem of the sources
 // themselves is a valuesFromError; any other error is a failure to read them.
 func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
-	sources, err := valuesfrom.Sources(r.Watch.ValuesFrom, o.Resource.GetAnnotations())
+	p := r.Watch.Values()
+	sources, err := p.SourcesOf(o.Resource)
 	if err != nil {
 		return status.ValuesFromError{Err: err}
 	}
@@ -44,7 +45,7 @@ func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 	if err != nil {
 		return err
 	}
-	vals, err := valuesfrom.Read(ctx, reader, o.Resource.GetNamespace(), sources)
+	vals, err := p.Read(ctx, reader, o.Resource, sources, o.values)
 	r.memory.setSecrets(o.key, redact.New(vals.Secrets...))
 	if valuesfrom.Fixable(err) {
 		return status.ValuesFromError{Err: err}
@@ -57,7 +58,7 @@ func (r *Reconciler) readValuesFrom(ctx context.Context, o *observation) error {
 	if err != nil {
 		return err
 	}
-	o.values, o.digested = vals.Under(o.values)
+	o.values = vals
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package storage_test
+package stored_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
 
@@ -53,7 +53,7 @@ func BenchmarkNewCache(b *testing.B) {
 		settle() // what an earlier iteration's cache held is freed
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		c, err := storage.NewCache(cfg, cache.Options{Scheme: scheme.Scheme})
+		c, err := stored.NewCache(cfg, cache.Options{Scheme: scheme.Scheme})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -62,13 +62,13 @@ func BenchmarkNewCache(b *testing.B) {
 		if !c.WaitForCacheSync(cctx) {
 			b.Fatal("the cache did not sync")
 		}
-		if _, err := c.GetInformer(cctx, storage.Object()); err != nil {
+		if _, err := c.GetInformer(cctx, stored.Object()); err != nil {
 			b.Fatal(err)
 		}
 		if !c.WaitForCacheSync(cctx) {
 			b.Fatal("the cache did not sync")
 		}
-		if revs, err := storage.History(cctx, c, ns, "webapp-app0"); err != nil || len(revs) != revisions {
+		if revs, err := stored.History(cctx, c, ns, "webapp-app0"); err != nil || len(revs) != revisions {
 			b.Fatalf("history: %d revisions, %v", len(revs), err)
 		}
 		settle()

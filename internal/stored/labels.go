@@ -1,4 +1,4 @@
-package storage
+package stored
 
 // Labels rudder writes on each revision of a release, next to Helm's own.
 const (

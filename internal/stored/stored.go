@@ -1,4 +1,4 @@
-package storage
+package stored
 
 import (
 	"context"

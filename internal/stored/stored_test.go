@@ -1,4 +1,4 @@
-package storage_test
+package stored_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
 
@@ -37,13 +37,13 @@ func TestNewCache_HoldsIdentityAndLabels(t *testing.T) {
 	if err := k8s.Create(ctx, forged); err != nil {
 		t.Fatal(err)
 	}
-	c, err := storage.NewCache(cfg, cache.Options{Scheme: scheme.Scheme})
+	c, err := stored.NewCache(cfg, cache.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = c.Start(ctx) }()
 	testenv.Eventually(t, "the revision in the history", func() error {
-		revs, err := storage.History(ctx, c, ns, "web")
+		revs, err := stored.History(ctx, c, ns, "web")
 		if err != nil {
 			return err
 		}

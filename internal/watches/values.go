@@ -11,7 +11,16 @@ import (
 	"text/template"
 
 	sprig "github.com/Masterminds/sprig/v3"
+
+	"github.com/rudder-operator/rudder/internal/releasevalues"
 )
+
+// Values returns the pipeline that computes the release values of w's
+// resources: their spec under OverrideValues, over ValuesFrom's and their
+// annotation's sources, then w's hooks' values.
+func (w Watch) Values() releasevalues.Pipeline {
+	return releasevalues.Pipeline{Overrides: w.OverrideValues, Sources: w.ValuesFrom}
+}
 
 // overrideValues expands each override value as operator-sdk does: environment variables ($VAR and ${VAR})
 // first, then the result rendered as a Go template with the sprig functions and no data. Nil stays nil.

@@ -58,7 +58,7 @@ type database struct {
 // real controllers (StatefulSet, CronJob, Job, PersistentVolume binding by
 // the hostPath provisioner); kwok stands in for the kubelet, so containers
 // never run: the scripts themselves are tested against PostgreSQL in
-// internal/hooks/backup.
+// internal/hook/backup.
 func TestDatabase_Lifecycle(t *testing.T) {
 	t.Parallel() // its own names in the default namespace (the sample's); never restarts the manager or the cluster
 	// The copy first: its restore Job's pod keeps the source's backup claim in use.

@@ -12,7 +12,7 @@ import (
 // Issue 11, defect 7: two managers running at once (leader election off,
 // both watching the test's namespace only)
 // never mark each other's in-flight operations failed. Each holds a Lease
-// (internal/liveness) while it runs; a revision pending by the other is the
+// (internal/lease) while it runs; a revision pending by the other is the
 // other's to finish while that Lease is fresh. A wave of installs and image
 // changes on 12 WebApps, served by both, converges with no revision unlocked
 // and none failed.

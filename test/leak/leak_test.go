@@ -44,8 +44,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rudder-operator/rudder/internal/hook"
-	"github.com/rudder-operator/rudder/internal/hooks/backup"
-	"github.com/rudder-operator/rudder/internal/hooks/password"
+	"github.com/rudder-operator/rudder/internal/hook/backup"
+	"github.com/rudder-operator/rudder/internal/hook/password"
 	"github.com/rudder-operator/rudder/internal/manager"
 	"github.com/rudder-operator/rudder/test/testenv"
 )

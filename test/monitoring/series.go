@@ -29,7 +29,7 @@ var (
 )
 
 // knownSeries holds every series rudder serves, by name: its own (internal/reconcile,
-// internal/helm, internal/hooks/backup, internal/shard) and those of controller-runtime
+// internal/helm, internal/hook/backup, internal/shard) and those of controller-runtime
 // v0.25 and of the Prometheus client's Go and process collectors that the
 // dashboard or the alerts may use. A histogram is there as its _bucket, _sum
 // and _count series, which are what a scrape stores.

@@ -13,7 +13,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/owner"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // Chart is the kind's chart and how its releases are written from it.
@@ -75,7 +75,7 @@ func (s Upgrade) Run(ctx context.Context, rel *Release) (Result, error) {
 		succeeded: status.ReasonUpgradeSucceeded,
 		failed:    status.ReasonUpgradeFailed,
 		// A rollback's labels stay with the rollback.
-		clear: []string{storage.LabelRollbackTo, storage.LabelRollbackGeneration, storage.LabelFailedValuesDigest, storage.LabelFailedChartDigest, storage.LabelReady, storage.LabelTest, storage.LabelTestedAt},
+		clear: []string{stored.LabelRollbackTo, stored.LabelRollbackGeneration, stored.LabelFailedValuesDigest, stored.LabelFailedChartDigest, stored.LabelReady, stored.LabelTest, stored.LabelTestedAt},
 		do: func(ctx context.Context, c *helm.Client, spec helm.Spec) (*helm.Release, error) {
 			return c.Upgrade(ctx, spec)
 		},
@@ -155,11 +155,11 @@ func act(ctx context.Context, w Writer, c Chart, rel *Release, a helmAction) (Re
 // made from, the holder, its number, and "null" for each label to clear.
 func labels(w Writer, rel *Release, clear []string) map[string]string {
 	l := map[string]string{
-		storage.LabelValuesDigest: rel.Facts.Want.Values,
-		storage.LabelChartDigest:  rel.Facts.Want.Chart,
-		storage.LabelHolder:       w.Holder,
-		storage.LabelRevision:     strconv.Itoa(nextRevision(rel)),
-		storage.LabelWrittenAt:    strconv.FormatInt(w.Clock.Now().Unix(), 10),
+		stored.LabelValuesDigest: rel.Facts.Want.Values,
+		stored.LabelChartDigest:  rel.Facts.Want.Chart,
+		stored.LabelHolder:       w.Holder,
+		stored.LabelRevision:     strconv.Itoa(nextRevision(rel)),
+		stored.LabelWrittenAt:    strconv.FormatInt(w.Clock.Now().Unix(), 10),
 	}
 	for _, k := range clear {
 		l[k] = "null"

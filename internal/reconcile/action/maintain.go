@@ -15,7 +15,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/charttest"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // unwatchedPoll is how often readiness is looked at while objects are not
@@ -44,7 +44,7 @@ type Maintain struct {
 	Events   events.EventRecorder
 	Clock    clock.PassiveClock
 	// ReadinessTimeout is the kind's remediation.readinessTimeout: a
-	// revision Ready once within it is labeled so (storage.LabelReady).
+	// revision Ready once within it is labeled so (stored.LabelReady).
 	ReadinessTimeout time.Duration
 	Period           time.Duration // the kind's reconcilePeriod
 	// Watched: the kind watches its dependent objects, whose events end a
@@ -102,10 +102,10 @@ func (s Maintain) reportDrift(rel *Release) {
 // its timeout for good, across restarts too.
 func (s Maintain) markReady(ctx context.Context, rel *Release) {
 	d := rel.Facts.Deployed
-	if s.ReadinessTimeout == 0 || !rel.Health.Ready || !plan.WrittenByRudder(d) || d.Labels[storage.LabelReady] == "true" {
+	if s.ReadinessTimeout == 0 || !rel.Health.Ready || !plan.WrittenByRudder(d) || d.Labels[stored.LabelReady] == "true" {
 		return
 	}
-	if _, err := rel.Helm.Label(rel.Release.Name, d.Number, map[string]string{storage.LabelReady: "true"}); err != nil {
+	if _, err := rel.Helm.Label(rel.Release.Name, d.Number, map[string]string{stored.LabelReady: "true"}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Cannot mark a revision Ready", "revision", d.Number)
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/assess"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // Release is the release one step acts on: what the reconcile observed of it
@@ -65,7 +65,7 @@ type Memory interface {
 // Writer is what every step that writes a revision uses: who writes, and
 // where what it did is recorded.
 type Writer struct {
-	Holder string // this process, on the revisions it writes (storage.LabelHolder)
+	Holder string // this process, on the revisions it writes (stored.LabelHolder)
 	Events events.EventRecorder
 	Memory Memory
 	Clock  clock.PassiveClock
@@ -93,10 +93,10 @@ func nextRevision(rel *Release) int {
 // stored a revision in between.
 func mark(ctx context.Context, hc *helm.Client, written *helm.Release) *helm.Release {
 	n := strconv.Itoa(written.Revision)
-	if written.Labels[storage.LabelRevision] == n {
+	if written.Labels[stored.LabelRevision] == n {
 		return written
 	}
-	marked, err := hc.Label(written.Name, written.Revision, map[string]string{storage.LabelRevision: n})
+	marked, err := hc.Label(written.Name, written.Revision, map[string]string{stored.LabelRevision: n})
 	if err != nil {
 		// The revision then reads as another client's: at worst one more upgrade.
 		ctrl.LoggerFrom(ctx).Error(err, "Cannot mark a revision as rudder's", "revision", written.Revision)

@@ -13,7 +13,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 func TestFailureReason(t *testing.T) {
@@ -46,18 +46,18 @@ func TestLabels(t *testing.T) {
 	want := plan.Digests{Values: "v", Chart: "c"}
 	first := &Release{Observation: &status.Observation{Facts: plan.Facts{Want: want}}}
 	got := labels(w, first, nil)
-	if got[storage.LabelRevision] != "1" || got[storage.LabelHolder] != "rudder-a" || got[storage.LabelValuesDigest] != "v" ||
-		got[storage.LabelChartDigest] != "c" || got[storage.LabelWrittenAt] != fmt.Sprint(now.Unix()) {
+	if got[stored.LabelRevision] != "1" || got[stored.LabelHolder] != "rudder-a" || got[stored.LabelValuesDigest] != "v" ||
+		got[stored.LabelChartDigest] != "c" || got[stored.LabelWrittenAt] != fmt.Sprint(now.Unix()) {
 		t.Errorf("first revision's labels: %v", got)
 	}
-	next := &Release{Observation: &status.Observation{Facts: plan.Facts{Want: want, Latest: &storage.Revision{Number: 4}, Stored: 4}}}
-	got = labels(w, next, []string{storage.LabelRollbackTo})
-	if got[storage.LabelRevision] != "5" || got[storage.LabelRollbackTo] != "null" {
-		t.Errorf("labels after revision 4, clearing %s: %v", storage.LabelRollbackTo, got)
+	next := &Release{Observation: &status.Observation{Facts: plan.Facts{Want: want, Latest: &stored.Revision{Number: 4}, Stored: 4}}}
+	got = labels(w, next, []string{stored.LabelRollbackTo})
+	if got[stored.LabelRevision] != "5" || got[stored.LabelRollbackTo] != "null" {
+		t.Errorf("labels after revision 4, clearing %s: %v", stored.LabelRollbackTo, got)
 	}
 	// A revision rudder did not sign is numbered past too: it is stored.
-	past := &Release{Observation: &status.Observation{Facts: plan.Facts{Want: want, Latest: &storage.Revision{Number: 4}, Stored: 7}}}
-	if got = labels(w, past, nil); got[storage.LabelRevision] != "8" {
+	past := &Release{Observation: &status.Observation{Facts: plan.Facts{Want: want, Latest: &stored.Revision{Number: 4}, Stored: 7}}}
+	if got = labels(w, past, nil); got[stored.LabelRevision] != "8" {
 		t.Errorf("labels after revision 4 and an unsigned revision 7: %v", got)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // Remediate rolls the release back after the wanted spec failed — attempts
@@ -43,8 +43,8 @@ func (s Remediate) Run(ctx context.Context, rel *Release) (Result, error) {
 	}
 	desc := status.Cut(fmt.Sprintf("Rollback to %d: %s", target.Number, why), 400)
 	written, err := s.rollback(ctx, rel, s.MaxHistory, target.Number, map[string]string{
-		storage.LabelFailedValuesDigest: f.Want.Values, storage.LabelFailedChartDigest: f.Want.Chart,
-		storage.LabelRollbackTo: "null", storage.LabelRollbackGeneration: "null", storage.LabelReady: "null",
+		stored.LabelFailedValuesDigest: f.Want.Values, stored.LabelFailedChartDigest: f.Want.Chart,
+		stored.LabelRollbackTo: "null", stored.LabelRollbackGeneration: "null", stored.LabelReady: "null",
 	}, desc)
 	if err != nil {
 		s.Memory.RecordFailure(rel.Key, f.Want, status.ReasonRemediationFailed, err.Error(), s.Clock.Now())

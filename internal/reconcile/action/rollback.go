@@ -14,7 +14,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // Rollback rolls the release back to the revision AnnotationRollbackTo
@@ -38,11 +38,11 @@ type Rollback struct {
 func (s Rollback) Run(ctx context.Context, rel *Release) (Result, error) {
 	to := rel.Facts.RollbackTo
 	written, err := s.rollback(ctx, rel, s.MaxHistory, to, map[string]string{
-		storage.LabelRollbackTo:         strconv.Itoa(to),
-		storage.LabelRollbackGeneration: strconv.FormatInt(rel.Resource.GetGeneration(), 10),
-		storage.LabelFailedValuesDigest: "null",
-		storage.LabelFailedChartDigest:  "null",
-		storage.LabelReady:              "null",
+		stored.LabelRollbackTo:         strconv.Itoa(to),
+		stored.LabelRollbackGeneration: strconv.FormatInt(rel.Resource.GetGeneration(), 10),
+		stored.LabelFailedValuesDigest: "null",
+		stored.LabelFailedChartDigest:  "null",
+		stored.LabelReady:              "null",
 	}, "")
 	now := s.Clock.Now()
 	if err != nil {
@@ -68,15 +68,15 @@ func (s Rollback) Run(ctx context.Context, rel *Release) (Result, error) {
 // records what storage must show next.
 func (w Writer) rollback(ctx context.Context, rel *Release, maxHistory, to int, labels map[string]string, desc string) (*helm.Release, error) {
 	next := strconv.Itoa(nextRevision(rel))
-	labels[storage.LabelHolder] = w.Holder
-	labels[storage.LabelRevision] = next
-	labels[storage.LabelRollbackAs] = "null"
+	labels[stored.LabelHolder] = w.Holder
+	labels[stored.LabelRevision] = next
+	labels[stored.LabelRollbackAs] = "null"
 	// A new revision is not tested yet, whatever revision `to` was.
-	labels[storage.LabelTest], labels[storage.LabelTestedAt] = "null", "null"
+	labels[stored.LabelTest], labels[stored.LabelTestedAt] = "null", "null"
 	started := time.Now()
 	written, err := rel.Helm.Rollback(ctx, rel.Release.Name, helm.RollbackOptions{
 		To: to, MaxHistory: maxHistory, Labels: labels, Description: desc,
-		Pending: map[string]string{storage.LabelHolder: w.Holder, storage.LabelRollbackAs: next},
+		Pending: map[string]string{stored.LabelHolder: w.Holder, stored.LabelRollbackAs: next},
 	})
 	w.ObserveHelm("rollback", started, err)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // Uninstall removes the release of a custom resource being deleted, with its
@@ -108,7 +108,7 @@ func (s Reinstall) Run(ctx context.Context, rel *Release) (Result, error) {
 func (w Writer) uninstall(rel *Release) error {
 	var mark map[string]string
 	if l := rel.Facts.Latest; l != nil && !rel.Facts.Deleting {
-		mark = map[string]string{storage.LabelHolder: w.Holder, storage.LabelUninstallOf: strconv.Itoa(l.Number)}
+		mark = map[string]string{stored.LabelHolder: w.Holder, stored.LabelUninstallOf: strconv.Itoa(l.Number)}
 	}
 	started := time.Now()
 	var left []string

@@ -16,7 +16,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -178,11 +178,11 @@ func (t Tester) record(ctx context.Context, o *status.Observation, key types.Nam
 	}
 	res := run.Result
 	t.ObserveHelm("test", run.Started, failure(res))
-	result := storage.TestPassed
+	result := stored.TestPassed
 	if !res.Passed {
-		result = storage.TestFailed
+		result = stored.TestFailed
 	}
-	labels := map[string]string{storage.LabelTest: result, storage.LabelTestedAt: strconv.FormatInt(res.Completed.Unix(), 10)}
+	labels := map[string]string{stored.LabelTest: result, stored.LabelTestedAt: strconv.FormatInt(res.Completed.Unix(), 10)}
 	if _, err := hc.Label(o.Release.Name, res.Revision, labels); err != nil {
 		return err
 	}

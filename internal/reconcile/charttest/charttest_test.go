@@ -12,7 +12,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // runs is a Memory of one resource's runs, for the decisions that run no
@@ -44,12 +44,12 @@ func (m *runs) ForgetFailure(types.NamespacedName) {}
 // observed is a reconcile's observation of a resource asking for the test
 // run token ("" for none) and a release whose newest revision is latest and
 // whose deployed one is 1.
-func observed(token string, latest storage.Revision) *status.Observation {
+func observed(token string, latest stored.Revision) *status.Observation {
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
 	if token != "" {
 		obj.SetAnnotations(map[string]string{status.AnnotationTestRequestedAt: token})
 	}
-	deployed := &storage.Revision{Number: 1, Status: "deployed", UID: "uid-1"}
+	deployed := &stored.Revision{Number: 1, Status: "deployed", UID: "uid-1"}
 	o := &status.Observation{Resource: obj}
 	o.Facts.Deployed, o.Facts.Latest = deployed, deployed
 	if latest.Number != 1 {
@@ -69,19 +69,19 @@ func TestRun_Decisions(t *testing.T) {
 	started := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
 
 	m := &runs{running: &Run{UID: "uid-1", Started: started}}
-	o := observed("t1", storage.Revision{Number: 1})
+	o := observed("t1", stored.Revision{Number: 1})
 	if err := (Tester{Memory: m}).Run(ctx, o, key, nil); err != nil || !o.TestStarted.Equal(started) || m.started != 0 {
 		t.Errorf("a run under way: err %v, TestStarted %v, runs started %d; want it reported and none started", err, o.TestStarted, m.started)
 	}
 
 	m = &runs{answered: "t1"}
-	o = observed("t1", storage.Revision{Number: 1})
+	o = observed("t1", stored.Revision{Number: 1})
 	if err := (Tester{Memory: m}).Run(ctx, o, key, nil); err != nil || o.TestHandled != "t1" || m.started != 0 {
 		t.Errorf("an answered request: err %v, TestHandled %q, runs started %d; want t1 handled and none started", err, o.TestHandled, m.started)
 	}
 
 	m = &runs{}
-	o = observed("t2", storage.Revision{Number: 2, Status: "pending-upgrade"})
+	o = observed("t2", stored.Revision{Number: 2, Status: "pending-upgrade"})
 	if err := (Tester{Memory: m}).Run(ctx, o, key, nil); err != nil || o.TestHandled != "t2" || m.started != 0 ||
 		!strings.Contains(o.TestNotRun, "revision 2 is pending-upgrade, not deployed") {
 		t.Errorf("a request while revision 2 is pending: err %v, TestHandled %q, TestNotRun %q, runs started %d; want it refused with why",
@@ -89,7 +89,7 @@ func TestRun_Decisions(t *testing.T) {
 	}
 
 	m = &runs{}
-	o = observed("", storage.Revision{Number: 1})
+	o = observed("", stored.Revision{Number: 1})
 	o.Health = &status.Health{Ready: true}
 	if err := (Tester{Memory: m}).Run(ctx, o, key, nil); err != nil || m.started != 0 || !o.TestStarted.IsZero() {
 		t.Errorf("no request, test.enable unset: err %v, runs started %d; want none", err, m.started)

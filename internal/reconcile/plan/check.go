@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rudder-operator/rudder/internal/depends"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // Check reports whether facts f hold what step st needs to run: each step
@@ -70,7 +70,7 @@ func (st Step) Check(f Facts) error {
 	return nil
 }
 
-func describe(rev *storage.Revision) string {
+func describe(rev *stored.Revision) string {
 	if rev == nil {
 		return "none"
 	}

@@ -3,7 +3,7 @@ package plan
 import (
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -11,8 +11,8 @@ import (
 type Digests struct{ Values, Chart string }
 
 // DigestsOf returns the digests rev carries in its labels.
-func DigestsOf(rev *storage.Revision) Digests {
-	return Digests{Values: rev.Labels[storage.LabelValuesDigest], Chart: rev.Labels[storage.LabelChartDigest]}
+func DigestsOf(rev *stored.Revision) Digests {
+	return Digests{Values: rev.Labels[stored.LabelValuesDigest], Chart: rev.Labels[stored.LabelChartDigest]}
 }
 
 // Facts are what plan decides from, all observed before any action.
@@ -30,15 +30,15 @@ type Facts struct {
 	// Only the revisions rudder signed for the resource are evidence: the
 	// facts below are read from them alone, as if no other were stored,
 	// but for Serving and Stored.
-	Latest   *storage.Revision // newest signed revision, nil when none
-	Deployed *storage.Revision // newest signed deployed revision, nil when none
+	Latest   *stored.Revision // newest signed revision, nil when none
+	Deployed *stored.Revision // newest signed deployed revision, nil when none
 	// Serving is the newest deployed revision, whoever wrote it: another
 	// Helm client's (ServedOutOfBand) or rudder's. Status reports it; no step
 	// rests on it unless signed.
-	Serving *storage.Revision
+	Serving *stored.Revision
 	// Foreign is the newest revision not signed, when it is newer than
 	// every signed one: another Helm client's operation, or a forgery.
-	Foreign *storage.Revision
+	Foreign *stored.Revision
 	// ForeignUnderWay says Foreign is pending and younger than
 	// ForeignOperationTimeout: another Helm client's operation may be under
 	// way, which rudder, while the spec asks nothing of it, does not
@@ -57,7 +57,7 @@ type Facts struct {
 	CaughtUp     bool          // storage shows the result of our last action
 	Failures     int           // failed tries for `want` in a row
 	RetryIn      time.Duration // time left before the next try is allowed
-	Self         string        // this process's storage.LabelHolder value
+	Self         string        // this process's stored.LabelHolder value
 	// HolderAlive is set when the newest revision is pending, left by
 	// another rudder process, and that process still holds its Lease.
 	HolderAlive bool
@@ -75,11 +75,11 @@ type Facts struct {
 	Remediation watches.Remediation
 	OutOfBand   watches.OutOfBand
 
-	Ours              *storage.Revision // newest revision rudder wrote (Latest), nil when none
-	Previous          *storage.Revision // newest signed revision deployed before `deployed`, nil when none
-	Stalled           bool              // `deployed` did not become Ready within remediation.readinessTimeout
-	TestFailed        bool              // `deployed` failed its chart tests, which the kind counts (test.enable)
-	RemediationFailed bool              // a rollback remediating `want` failed: try no other
+	Ours              *stored.Revision // newest revision rudder wrote (Latest), nil when none
+	Previous          *stored.Revision // newest signed revision deployed before `deployed`, nil when none
+	Stalled           bool             // `deployed` did not become Ready within remediation.readinessTimeout
+	TestFailed        bool             // `deployed` failed its chart tests, which the kind counts (test.enable)
+	RemediationFailed bool             // a rollback remediating `want` failed: try no other
 
 	// DependsErr holds back an install or upgrade: a resource named by the
 	// depends-on annotation is not Ready, they form a cycle, or the

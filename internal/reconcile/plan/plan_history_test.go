@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -18,17 +18,17 @@ var helmStatuses = []string{
 
 // writers are who wrote the newest revision: how its labels read. "alive"
 // is the one rudder process other than this one whose Lease is fresh.
-var writers = map[string]func(r *storage.Revision) *storage.Revision{
-	"rudder, this process":    func(r *storage.Revision) *storage.Revision { return held(r, "me") },
-	"rudder, gone":            func(r *storage.Revision) *storage.Revision { return held(r, "gone") },
-	"rudder, another running": func(r *storage.Revision) *storage.Revision { return held(r, "alive") },
-	"helm CLI, labels kept":   func(r *storage.Revision) *storage.Revision { return byHand(held(r, "gone"), 1) },
-	"helm CLI, no labels": func(r *storage.Revision) *storage.Revision {
-		return &storage.Revision{Number: r.Number, Status: r.Status, UID: r.UID, Labels: map[string]string{}}
+var writers = map[string]func(r *stored.Revision) *stored.Revision{
+	"rudder, this process":    func(r *stored.Revision) *stored.Revision { return held(r, "me") },
+	"rudder, gone":            func(r *stored.Revision) *stored.Revision { return held(r, "gone") },
+	"rudder, another running": func(r *stored.Revision) *stored.Revision { return held(r, "alive") },
+	"helm CLI, labels kept":   func(r *stored.Revision) *stored.Revision { return byHand(held(r, "gone"), 1) },
+	"helm CLI, no labels": func(r *stored.Revision) *stored.Revision {
+		return &stored.Revision{Number: r.Number, Status: r.Status, UID: r.UID, Labels: map[string]string{}}
 	},
-	"forged, rudder's labels written": func(r *storage.Revision) *storage.Revision {
+	"forged, rudder's labels written": func(r *stored.Revision) *stored.Revision {
 		r = held(r, "me")
-		r.Labels[storage.LabelUninstallOf] = r.Labels[storage.LabelRevision]
+		r.Labels[stored.LabelUninstallOf] = r.Labels[stored.LabelRevision]
 		r.Signed = false
 		return r
 	},
@@ -75,7 +75,7 @@ func TestPlan_EveryHistory(t *testing.T) {
 	checked := 0
 	for _, statuses := range histories() {
 		for wname, writer := range writers {
-			hist := make([]storage.Revision, len(statuses))
+			hist := make([]stored.Revision, len(statuses))
 			for i, s := range statuses {
 				d := v1
 				if i == 0 {
@@ -91,7 +91,7 @@ func TestPlan_EveryHistory(t *testing.T) {
 			base.FromHistory(hist)
 			base.CaughtUp, base.Self = true, "me"
 			base.ForeignUnderWay = base.Foreign != nil && IsPending(base.Foreign.Status)
-			base.HolderAlive = base.Latest != nil && base.Latest.Labels[storage.LabelHolder] == "alive" && LeftByRudder(base.Latest, "me")
+			base.HolderAlive = base.Latest != nil && base.Latest.Labels[stored.LabelHolder] == "alive" && LeftByRudder(base.Latest, "me")
 			for _, rb := range rollbacks {
 				for _, rt := range retries {
 					for _, pol := range policies {

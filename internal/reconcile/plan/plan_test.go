@@ -10,36 +10,36 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/rudder-operator/rudder/internal/depends"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 // rev is a revision rudder wrote, signed.
-func rev(n int, status string, d Digests) *storage.Revision {
-	return &storage.Revision{Number: n, Status: status, UID: types.UID(fmt.Sprint("uid-", n)), Signed: true, Labels: map[string]string{
-		storage.LabelValuesDigest: d.Values, storage.LabelChartDigest: d.Chart, storage.LabelRevision: strconv.Itoa(n),
+func rev(n int, status string, d Digests) *stored.Revision {
+	return &stored.Revision{Number: n, Status: status, UID: types.UID(fmt.Sprint("uid-", n)), Signed: true, Labels: map[string]string{
+		stored.LabelValuesDigest: d.Values, stored.LabelChartDigest: d.Chart, stored.LabelRevision: strconv.Itoa(n),
 	}}
 }
 
 // byHand is r as helm upgrade or helm rollback writes it: with the labels of
 // revision `from` copied, rudder's signature among them, which does not hold
 // for r's number.
-func byHand(r *storage.Revision, from int) *storage.Revision {
-	r.Labels[storage.LabelRevision] = strconv.Itoa(from)
+func byHand(r *stored.Revision, from int) *stored.Revision {
+	r.Labels[stored.LabelRevision] = strconv.Itoa(from)
 	r.Signed = false
 	return r
 }
 
 // copiedFrom is r, a rollback rudder made to revision `from`: Helm copied
 // that revision's labels, and rudder signed it.
-func copiedFrom(r *storage.Revision, from int) *storage.Revision {
-	r.Labels[storage.LabelRevision] = strconv.Itoa(from)
+func copiedFrom(r *stored.Revision, from int) *stored.Revision {
+	r.Labels[stored.LabelRevision] = strconv.Itoa(from)
 	return r
 }
 
 // history returns f with the facts of hist, newest first, as observed.
-func history(f Facts, hist ...*storage.Revision) Facts {
-	revs := make([]storage.Revision, len(hist))
+func history(f Facts, hist ...*stored.Revision) Facts {
+	revs := make([]stored.Revision, len(hist))
 	for i, r := range hist {
 		revs[i] = *r
 	}
@@ -48,8 +48,8 @@ func history(f Facts, hist ...*storage.Revision) Facts {
 }
 
 // remediating marks r as a rollback made because digests d failed.
-func remediating(r *storage.Revision, d Digests) *storage.Revision {
-	r.Labels[storage.LabelFailedValuesDigest], r.Labels[storage.LabelFailedChartDigest] = d.Values, d.Chart
+func remediating(r *stored.Revision, d Digests) *stored.Revision {
+	r.Labels[stored.LabelFailedValuesDigest], r.Labels[stored.LabelFailedChartDigest] = d.Values, d.Chart
 	return r
 }
 
@@ -61,20 +61,20 @@ var (
 
 // rollingBackAs is r with the LabelRollbackAs rudder puts on a rollback's
 // target, copied by Helm.
-func rollingBackAs(r *storage.Revision, n int) *storage.Revision {
-	r.Labels[storage.LabelRollbackAs] = strconv.Itoa(n)
+func rollingBackAs(r *stored.Revision, n int) *stored.Revision {
+	r.Labels[stored.LabelRollbackAs] = strconv.Itoa(n)
 	return r
 }
 
 // uninstallOf is r with the LabelUninstallOf rudder puts on revision n before
 // it uninstalls a release its resource still wants.
-func uninstallOf(r *storage.Revision, n int) *storage.Revision {
-	r.Labels[storage.LabelUninstallOf] = strconv.Itoa(n)
+func uninstallOf(r *stored.Revision, n int) *stored.Revision {
+	r.Labels[stored.LabelUninstallOf] = strconv.Itoa(n)
 	return r
 }
 
-func held(r *storage.Revision, holder string) *storage.Revision {
-	r.Labels[storage.LabelHolder] = holder
+func held(r *stored.Revision, holder string) *stored.Revision {
+	r.Labels[stored.LabelHolder] = holder
 	return r
 }
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // TestReadinessLeft: a revision has its kind's readiness timeout from its
@@ -35,13 +35,13 @@ func TestUnderWay(t *testing.T) {
 	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string
-		rev  *storage.Revision
+		rev  *stored.Revision
 		want bool
 	}{
 		{"none", nil, false},
-		{"pending, a minute old", &storage.Revision{Status: "pending-upgrade", Created: now.Add(-time.Minute)}, true},
-		{"pending, older than any operation runs", &storage.Revision{Status: "pending-rollback", Created: now.Add(-ForeignOperationTimeout)}, false},
-		{"deployed", &storage.Revision{Status: "deployed", Created: now}, false},
+		{"pending, a minute old", &stored.Revision{Status: "pending-upgrade", Created: now.Add(-time.Minute)}, true},
+		{"pending, older than any operation runs", &stored.Revision{Status: "pending-rollback", Created: now.Add(-ForeignOperationTimeout)}, false},
+		{"deployed", &stored.Revision{Status: "deployed", Created: now}, false},
 	}
 	for _, tt := range tests {
 		if got := UnderWay(tt.rev, now); got != tt.want {

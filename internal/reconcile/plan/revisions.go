@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -13,8 +13,8 @@ import (
 // Its revisions not Signed are as if not stored, but for Serving and Stored:
 // a revision another Helm client wrote, or that someone forged, is neither a
 // lock, nor the base of an upgrade, nor a rollback target.
-func (f *Facts) FromHistory(hist []storage.Revision) {
-	signed := make([]storage.Revision, 0, len(hist))
+func (f *Facts) FromHistory(hist []stored.Revision) {
+	signed := make([]stored.Revision, 0, len(hist))
 	for i := range hist {
 		h := &hist[i]
 		f.Stored = max(f.Stored, h.Number)
@@ -55,7 +55,7 @@ func (f *Facts) FromHistory(hist []storage.Revision) {
 // Assessed returns the revision whose objects readiness and drift are
 // assessed against: the deployed one rudder signed, or, while outOfBand:
 // keep holds another Helm client's, that one. Nil when none.
-func Assessed(f Facts) *storage.Revision {
+func Assessed(f Facts) *stored.Revision {
 	if KeepsOutOfBand(f) {
 		return f.Serving
 	}
@@ -69,7 +69,7 @@ func ServedOutOfBand(f Facts) bool {
 }
 
 // FailedRevision returns r when it failed, else nil.
-func FailedRevision(r *storage.Revision) *storage.Revision {
+func FailedRevision(r *stored.Revision) *stored.Revision {
 	if r == nil || r.Status != "failed" {
 		return nil
 	}
@@ -80,7 +80,7 @@ func FailedRevision(r *storage.Revision) *storage.Revision {
 // signed (package signature). helm upgrade and helm rollback copy an older
 // revision's labels, rudder's signature included, which then does not
 // verify: it signs the revision's number.
-func WrittenByRudder(rev *storage.Revision) bool {
+func WrittenByRudder(rev *stored.Revision) bool {
 	return rev != nil && rev.Signed
 }
 
@@ -99,7 +99,7 @@ func KeepsOutOfBand(f Facts) bool {
 // upgrade attempts, the deployed one, and only when the last attempt stored a
 // revision (which may have changed objects; a render error changed nothing).
 // One failed remediation ends remediation for these digests.
-func RemediationTarget(f Facts) *storage.Revision {
+func RemediationTarget(f Facts) *stored.Revision {
 	if f.Remediation.Strategy != watches.StrategyRollback || f.RemediationFailed || f.Deployed == nil {
 		return nil
 	}
@@ -116,13 +116,13 @@ func RemediationTarget(f Facts) *storage.Revision {
 // rudder made because the wanted digests failed: it stays until they change.
 func HeldAfterRemediation(f Facts) bool {
 	d := f.Deployed
-	return WrittenByRudder(d) && d.Labels[storage.LabelFailedValuesDigest] != "" && d.Labels[storage.LabelFailedValuesDigest] == f.Want.Values &&
-		d.Labels[storage.LabelFailedChartDigest] == f.Want.Chart
+	return WrittenByRudder(d) && d.Labels[stored.LabelFailedValuesDigest] != "" && d.Labels[stored.LabelFailedValuesDigest] == f.Want.Values &&
+		d.Labels[stored.LabelFailedChartDigest] == f.Want.Chart
 }
 
 // PreviousDeployed returns the newest revision older than deployed that was
 // deployed once (Helm marks it superseded); nil when none is stored.
-func PreviousDeployed(history []storage.Revision, deployed *storage.Revision) *storage.Revision {
+func PreviousDeployed(history []stored.Revision, deployed *stored.Revision) *stored.Revision {
 	for i := range history {
 		if deployed != nil && history[i].Number < deployed.Number && history[i].Status == "superseded" {
 			return &history[i]
@@ -145,15 +145,15 @@ func PreviousDeployed(history []storage.Revision, deployed *storage.Revision) *s
 // operation of ours still pending is one whose end Helm could not record
 // (the API server went away mid-action). Held by another process, it is
 // left only when that process is gone too (Facts.HolderAlive).
-func LeftByRudder(rev *storage.Revision, self string) bool {
-	if !rev.Signed || rev.Labels[storage.LabelHolder] == "" {
+func LeftByRudder(rev *stored.Revision, self string) bool {
+	if !rev.Signed || rev.Labels[stored.LabelHolder] == "" {
 		return false
 	}
 	switch rev.Status {
 	case "pending-install", "pending-upgrade", "pending-rollback":
 		return true
 	case "uninstalling":
-		return rev.Labels[storage.LabelUninstallOf] == strconv.Itoa(rev.Number)
+		return rev.Labels[stored.LabelUninstallOf] == strconv.Itoa(rev.Number)
 	default:
 		return false
 	}
@@ -186,7 +186,7 @@ const ForeignOperationTimeout = 10 * time.Minute
 
 // UnderWay reports whether rev, a revision rudder did not sign, is an
 // operation another Helm client may still be running at now.
-func UnderWay(rev *storage.Revision, now time.Time) bool {
+func UnderWay(rev *stored.Revision, now time.Time) bool {
 	return rev != nil && IsPending(rev.Status) && now.Sub(rev.Created) < ForeignOperationTimeout
 }
 
@@ -220,7 +220,7 @@ func KeepsUninstall(f Facts) bool {
 // AwaitsTest reports whether the deployed revision is one the kind's
 // test.enable tests and it has not been tested.
 func AwaitsTest(f Facts) bool {
-	return DeploysWanted(f) && f.Deployed.Labels[storage.LabelTest] == ""
+	return DeploysWanted(f) && f.Deployed.Labels[stored.LabelTest] == ""
 }
 
 // DeploysWanted reports whether the deployed revision is one rudder made for
@@ -240,7 +240,7 @@ func FailedTests(passed bool, t watches.Test) bool {
 // wanted spec, failed its last test run and the kind counts that as a failed
 // upgrade.
 func TestsFailed(f Facts, t watches.Test) bool {
-	return DeploysWanted(f) && f.Deployed.Labels[storage.LabelTest] != "" && FailedTests(f.Deployed.Labels[storage.LabelTest] == storage.TestPassed, t)
+	return DeploysWanted(f) && f.Deployed.Labels[stored.LabelTest] != "" && FailedTests(f.Deployed.Labels[stored.LabelTest] == stored.TestPassed, t)
 }
 
 // ReadinessLeft returns how long a revision deployed at deployed has left to

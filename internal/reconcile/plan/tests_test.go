@@ -3,7 +3,7 @@ package plan
 import (
 	"testing"
 
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -13,8 +13,8 @@ import (
 func TestTestsFailed(t *testing.T) {
 	v1 := Digests{Values: "v1", Chart: "c1"}
 	v2 := Digests{Values: "v2", Chart: "c1"}
-	tested := func(r *storage.Revision, result string) *storage.Revision {
-		r.Labels[storage.LabelTest] = result
+	tested := func(r *stored.Revision, result string) *stored.Revision {
+		r.Labels[stored.LabelTest] = result
 		return r
 	}
 	on := watches.Test{Enable: true}
@@ -24,12 +24,12 @@ func TestTestsFailed(t *testing.T) {
 		t    watches.Test
 		want bool
 	}{
-		{"failed, enabled", Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), storage.TestFailed)}, on, true},
-		{"passed, enabled", Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), storage.TestPassed)}, on, false},
+		{"failed, enabled", Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), stored.TestFailed)}, on, true},
+		{"passed, enabled", Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), stored.TestPassed)}, on, false},
 		{"not tested yet", Facts{Want: v1, Deployed: rev(1, "deployed", v1)}, on, false},
-		{"failed, tests run on request only", Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), storage.TestFailed)}, watches.Test{}, false},
-		{"failed, ignoreFailures", Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), storage.TestFailed)}, watches.Test{Enable: true, IgnoreFailures: true}, false},
-		{"failed, but the spec changed since", Facts{Want: v2, Deployed: tested(rev(1, "deployed", v1), storage.TestFailed)}, on, false},
+		{"failed, tests run on request only", Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), stored.TestFailed)}, watches.Test{}, false},
+		{"failed, ignoreFailures", Facts{Want: v1, Deployed: tested(rev(1, "deployed", v1), stored.TestFailed)}, watches.Test{Enable: true, IgnoreFailures: true}, false},
+		{"failed, but the spec changed since", Facts{Want: v2, Deployed: tested(rev(1, "deployed", v1), stored.TestFailed)}, on, false},
 		{"nothing deployed", Facts{Want: v1}, on, false},
 	}
 	for _, tt := range tests {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/valuesfrom"
 )
 
@@ -188,7 +188,7 @@ func released(o *Observation) metav1.Condition {
 		c.Status, c.Reason = metav1.ConditionUnknown, ReasonPending
 		c.Message = fmt.Sprintf("Revision %d is %s, held by another writer (not rudder); rudder waits for it to finish",
 			f.Latest.Number, f.Latest.Status)
-		if h := f.Latest.Labels[storage.LabelHolder]; h == f.Self || plan.LeftByRudder(f.Latest, f.Self) {
+		if h := f.Latest.Labels[stored.LabelHolder]; h == f.Self || plan.LeftByRudder(f.Latest, f.Self) {
 			c.Message = fmt.Sprintf("Revision %d is %s by rudder %s", f.Latest.Number, f.Latest.Status, h)
 		}
 	default:
@@ -292,7 +292,7 @@ func releaseStatus(o *Observation) *ReleaseStatus {
 	}
 	if d != nil {
 		rs.Revision, rs.Status = d.Number, d.Status
-		rs.ValuesDigest, rs.ChartDigest = d.Labels[storage.LabelValuesDigest], d.Labels[storage.LabelChartDigest]
+		rs.ValuesDigest, rs.ChartDigest = d.Labels[stored.LabelValuesDigest], d.Labels[stored.LabelChartDigest]
 	}
 	if rev != nil {
 		rs.Chart, rs.ChartVersion, rs.AppVersion = rev.Chart, rev.ChartVersion, rev.AppVersion

@@ -8,13 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rudder-operator/rudder/internal/helm"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // EntryOf is the status.history entry of rel.
 func EntryOf(rel *helm.Release) HistoryEntry {
 	e := HistoryEntry{Revision: rel.Revision, Status: rel.Status, Chart: rel.Chart, ChartVersion: rel.ChartVersion,
-		AppVersion: rel.AppVersion, ValuesDigest: rel.Labels[storage.LabelValuesDigest], Description: rel.Description}
+		AppVersion: rel.AppVersion, ValuesDigest: rel.Labels[stored.LabelValuesDigest], Description: rel.Description}
 	if !rel.Updated.IsZero() {
 		t := metav1.NewTime(rel.Updated)
 		e.Updated = &t
@@ -50,9 +50,9 @@ func ShownHistory(obj *unstructured.Unstructured) map[int]HistoryEntry {
 // restart such entries spare decoding every stored revision again; revisions
 // without the label (another client's, or rudder's rollbacks, which carry the
 // label of the revision they copy) are decoded.
-func RecordedFor(e HistoryEntry, rev storage.Revision) bool {
-	written, err := strconv.ParseInt(rev.Labels[storage.LabelWrittenAt], 10, 64)
-	if err != nil || e.Updated == nil || e.Revision != rev.Number || e.ValuesDigest != rev.Labels[storage.LabelValuesDigest] {
+func RecordedFor(e HistoryEntry, rev stored.Revision) bool {
+	written, err := strconv.ParseInt(rev.Labels[stored.LabelWrittenAt], 10, 64)
+	if err != nil || e.Updated == nil || e.Revision != rev.Number || e.ValuesDigest != rev.Labels[stored.LabelValuesDigest] {
 		return false
 	}
 	lag := e.Updated.Unix() - written

@@ -8,19 +8,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 func TestRecordedFor(t *testing.T) {
 	deployed := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	entry := HistoryEntry{Revision: 3, Updated: &metav1.Time{Time: deployed}, Status: "deployed", ValuesDigest: "sha256:aa"}
-	rev := func(number int, digest string, written time.Time) storage.Revision {
-		return storage.Revision{Number: number, Status: "superseded", Labels: map[string]string{
-			storage.LabelValuesDigest: digest, storage.LabelWrittenAt: strconv.FormatInt(written.Unix(), 10)}}
+	rev := func(number int, digest string, written time.Time) stored.Revision {
+		return stored.Revision{Number: number, Status: "superseded", Labels: map[string]string{
+			stored.LabelValuesDigest: digest, stored.LabelWrittenAt: strconv.FormatInt(written.Unix(), 10)}}
 	}
 	tests := []struct {
 		name string
-		rev  storage.Revision
+		rev  stored.Revision
 		want bool
 	}{
 		{name: "written just before it was deployed", rev: rev(3, "sha256:aa", deployed.Add(-2*time.Second)), want: true},
@@ -29,7 +29,7 @@ func TestRecordedFor(t *testing.T) {
 		{name: "other values", rev: rev(3, "sha256:bb", deployed), want: false},
 		{name: "the same number written again later (reinstalled)", rev: rev(3, "sha256:aa", deployed.Add(time.Hour)), want: false},
 		{name: "a copied label, written long before (rollback)", rev: rev(3, "sha256:aa", deployed.Add(-time.Hour)), want: false},
-		{name: "no label (another Helm client)", rev: storage.Revision{Number: 3, Labels: map[string]string{storage.LabelValuesDigest: "sha256:aa"}}, want: false},
+		{name: "no label (another Helm client)", rev: stored.Revision{Number: 3, Labels: map[string]string{stored.LabelValuesDigest: "sha256:aa"}}, want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

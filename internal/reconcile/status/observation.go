@@ -8,7 +8,7 @@ import (
 
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // Observation is what one reconcile saw of a custom resource and its
@@ -16,7 +16,7 @@ import (
 type Observation struct {
 	Resource *unstructured.Unstructured // the custom resource, as read
 	Release  types.NamespacedName       // the release's namespace and name
-	History  []storage.Revision         // newest first
+	History  []stored.Revision          // newest first
 	Facts    plan.Facts
 	Failure  Failure // the failed tries for the wanted digests
 

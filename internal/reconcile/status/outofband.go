@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -15,7 +15,7 @@ import (
 // deployed, and the storage Secrets of the release that rudder did not write
 // and that do not decode; nil when history holds neither.
 func OutOfBandCondition(o *Observation) *metav1.Condition {
-	var rev *storage.Revision
+	var rev *stored.Revision
 	for i := range o.History {
 		h := &o.History[i]
 		if (h.Status == "deployed" || h.Status == "superseded") && !plan.WrittenByRudder(h) && !h.Undecodable {

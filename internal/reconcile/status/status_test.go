@@ -18,7 +18,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
 	"github.com/rudder-operator/rudder/internal/reconcile/plan"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -238,8 +238,8 @@ func TestFitConditions(t *testing.T) {
 }
 
 // rev is revision n of a release in status, made by rudder from digests d.
-func rev(n int, status string, d plan.Digests) *storage.Revision {
-	return &storage.Revision{Number: n, Status: status, UID: types.UID(fmt.Sprint("uid-", n)), Signed: true, Labels: map[string]string{
-		storage.LabelValuesDigest: d.Values, storage.LabelChartDigest: d.Chart, storage.LabelRevision: strconv.Itoa(n),
+func rev(n int, status string, d plan.Digests) *stored.Revision {
+	return &stored.Revision{Number: n, Status: status, UID: types.UID(fmt.Sprint("uid-", n)), Signed: true, Labels: map[string]string{
+		stored.LabelValuesDigest: d.Values, stored.LabelChartDigest: d.Chart, stored.LabelRevision: strconv.Itoa(n),
 	}}
 }

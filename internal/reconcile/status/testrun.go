@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rudder-operator/rudder/internal/helm"
-	"github.com/rudder-operator/rudder/internal/storage"
+	"github.com/rudder-operator/rudder/internal/stored"
 )
 
 // testedCondition is the Tested condition: from this reconcile's run, else
@@ -33,11 +33,11 @@ func testedCondition(o *Observation) *metav1.Condition {
 	if o.TestNotRun != "" {
 		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionFalse, Reason: ReasonTestNotRun, Message: o.TestNotRun}
 	}
-	if d := o.Facts.Deployed; d != nil && d.Labels[storage.LabelTest] == storage.TestPassed {
+	if d := o.Facts.Deployed; d != nil && d.Labels[stored.LabelTest] == stored.TestPassed {
 		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionTrue, Reason: ReasonTestSucceeded,
 			Message: lastTested(o, ReasonTestSucceeded, d.Number, fmt.Sprintf("Revision %d passed its tests", d.Number))}
 	}
-	if d := o.Facts.Deployed; d != nil && d.Labels[storage.LabelTest] == storage.TestFailed {
+	if d := o.Facts.Deployed; d != nil && d.Labels[stored.LabelTest] == stored.TestFailed {
 		return &metav1.Condition{Type: ConditionTested, Status: metav1.ConditionFalse, Reason: ReasonTestFailed, Message: TestFailure(o)}
 	}
 	if o.AwaitingTest {
@@ -92,13 +92,13 @@ func TestMessage(run helm.TestRun) string {
 }
 
 // TestOf is the status.history entry's test of rev, from its labels.
-func TestOf(rev storage.Revision) *HistoryTest {
-	result := rev.Labels[storage.LabelTest]
+func TestOf(rev stored.Revision) *HistoryTest {
+	result := rev.Labels[stored.LabelTest]
 	if result == "" {
 		return nil
 	}
 	t := &HistoryTest{Result: result}
-	if at, err := strconv.ParseInt(rev.Labels[storage.LabelTestedAt], 10, 64); err == nil {
+	if at, err := strconv.ParseInt(rev.Labels[stored.LabelTestedAt], 10, 64); err == nil {
 		c := metav1.NewTime(time.Unix(at, 0))
 		t.Completed = &c
 	}
