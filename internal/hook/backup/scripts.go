@@ -101,7 +101,7 @@ var scripts = template.Must(template.New("").Parse(commonTemplate + backupTempla
 // never "$BACKUP_PREFIX-*", so one prefix never matches another's dumps.
 const commonTemplate = `{{define "common" -}}
 #!/bin/sh
-# rudder {{.Name}} script, rendered by internal/hooks/backup; do not edit.
+# rudder {{.Name}} script, rendered by internal/hook/backup; do not edit.
 set -eu
 export LC_ALL=C
 
