@@ -104,9 +104,9 @@ func TestHelm4_RollbackToAnOlderRevision(t *testing.T) {
 		t.Fatalf("the kept ConfigMap says %q after revision 2 dropped it, want it kept as revision 1 left it", got)
 	}
 
-	cr := get(t, gadgetGVK, ns, "back")
-	cr.SetAnnotations(map[string]string{"rudder.dev/rollback-to": "1"})
-	if err := k8s.Update(ctx, cr); err != nil {
+	// A merge patch: the reconciler may still be writing the status.
+	ann := []byte(`{"metadata":{"annotations":{"rudder.dev/rollback-to":"1"}}}`)
+	if err := k8s.Patch(ctx, get(t, gadgetGVK, ns, "back"), client.RawPatch("application/merge-patch+json", ann)); err != nil {
 		t.Fatal(err)
 	}
 	waitRevisions(t, ns, "gadget-back", "1:superseded", "2:superseded", "3:deployed")
