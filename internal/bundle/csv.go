@@ -36,6 +36,9 @@ var csvAnnotations = map[string]string{
 	// One category per kind: WebApp, Database and Network.
 	"categories": "Application Runtime, Database, Networking",
 	"repository": repository,
+	// rudder creates the ChartRollouts itself: the console offers no form to
+	// create one, and no example is needed.
+	"operators.operatorframework.io/internal-objects": `["chartrollouts.rudder.dev"]`,
 }
 
 // clusterServiceVersion describes the operator that config/ deploys for OLM.
@@ -115,6 +118,13 @@ func almExamples(samples []object, owned []operatorsv1alpha1.CRDDescription) (st
 		example.SetNamespace("")
 		list = append(list, example.Object)
 	}
+	// What rudder creates when WebApp's chart changes: OLM wants an example
+	// of every owned kind, internal ones too.
+	list = append(list, map[string]any{
+		"apiVersion": "rudder.dev/v1alpha1", "kind": "ChartRollout",
+		"metadata": map[string]any{"name": "webapp.webapp.my.domain-0123456789ab"},
+		"spec":     map[string]any{"group": "webapp.my.domain", "kind": "WebApp", "chart": "webapp-0.2.0", "chartDigest": "0123456789abcdef0123456789abcdef"},
+	})
 	js, err := json.MarshalIndent(list, "", "  ")
 	return string(js), err
 }

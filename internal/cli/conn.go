@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -129,13 +128,9 @@ func resourceArgs(_ *cobra.Command, args []string) error {
 // get reads the custom resource kind/name, kind as kubectl takes it
 // (webapp, webapps, WebApp, webapps.webapp.my.domain).
 func (c *conn) get(ctx context.Context, kind, name string) (*unstructured.Unstructured, error) {
-	gvr, err := c.mapper.ResourceFor(schema.ParseGroupResource(strings.ToLower(kind)).WithVersion(""))
+	gvk, err := c.kindOf(kind)
 	if err != nil {
-		return nil, fmt.Errorf("kind %q: %w", kind, err)
-	}
-	gvk, err := c.mapper.KindFor(gvr)
-	if err != nil {
-		return nil, fmt.Errorf("kind %q: %w", kind, err)
+		return nil, err
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)

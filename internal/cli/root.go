@@ -157,6 +157,7 @@ The kubectl flags (--kubeconfig, --context, --cluster, -n/--namespace, --as, --a
 	root.AddCommand(
 		newHistoryCommand(e),
 		newRollbackCommand(e),
+		newRolloutCommand(e),
 		newDiffCommand(e),
 		newReconcileCommand(e),
 		newTestCommand(e),

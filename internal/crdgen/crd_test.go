@@ -232,7 +232,10 @@ func TestGenerator_Generate(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if problems, _ := Check(dir, first); len(problems) != 1 || !strings.HasPrefix(problems[0], "missing: ") {
+	if len(first) != 2 || first[1].Name != "rudder.dev_chartrollouts.yaml" {
+		t.Errorf("files %d, want the kind's and rudder's own ChartRollout's", len(first))
+	}
+	if problems, _ := Check(dir, first); len(problems) != 2 || !strings.HasPrefix(problems[0], "missing: ") {
 		t.Errorf("check of an empty dir: %q", problems)
 	}
 	old := File{Name: "old_things.yaml", Data: []byte(generatedMarker + " long ago\n")}

@@ -13,6 +13,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rudder-operator/rudder/internal/rollout"
 	"github.com/rudder-operator/rudder/internal/watches"
 )
 
@@ -42,7 +43,17 @@ func (g *Generator) Generate(ws []watches.Watch) ([]File, error) {
 		}
 		files = append(files, File{Name: crd.Spec.Group + "_" + crd.Spec.Names.Plural + ".yaml", Data: data})
 	}
-	return files, errors.Join(errs...)
+	return append(files, rudderFile()), errors.Join(errs...)
+}
+
+// rudderFile is the CRD of rudder's own kind, ChartRollout, which every
+// cluster running rudder has next to the kinds' CRDs.
+func rudderFile() File {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s (rudder manifests): the CRD of rudder's own kind ChartRollout (internal/rollout).\n", generatedMarker)
+	b.WriteString("# Do not edit by hand: change internal/rollout/chartrollout.crd.yaml, then run `make manifests`.\n---\n")
+	b.Write(rollout.CRD)
+	return File{Name: rollout.CRDFile, Data: b.Bytes()}
 }
 
 // generatedMarker starts the header of every file Generate makes; Write removes stale files that have it.

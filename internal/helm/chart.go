@@ -30,6 +30,9 @@ type Chart struct {
 // Name is the chart's name (Chart.yaml name).
 func (c *Chart) Name() string { return c.chart.Name() }
 
+// Version is Chart.yaml's version.
+func (c *Chart) Version() string { return c.chart.Metadata.Version }
+
 // Description is Chart.yaml's description.
 func (c *Chart) Description() string { return c.chart.Metadata.Description }
 
@@ -171,4 +174,18 @@ func readDir(fsys fs.FS, dir, rel string, rules *ignore.Rules, files *[]*archive
 		*files = append(*files, &archive.BufferedFile{Name: name, Data: bytes.TrimPrefix(data, utf8BOM)})
 	}
 	return nil
+}
+
+// Chart reads the chart stored with revision version of release name: what
+// an upgrade that keeps a release on the chart it runs renders. Only a
+// revision the Client trusts is read. It returns a new chart on every call.
+func (c *Client) Chart(name string, version int) (*Chart, error) {
+	rel, err := c.get(name, version)
+	if err != nil {
+		return nil, fmt.Errorf("reading the chart of release %q revision %d: %w", name, version, err)
+	}
+	if rel.Chart == nil {
+		return nil, fmt.Errorf("release %q revision %d stores no chart", name, version)
+	}
+	return &Chart{chart: rel.Chart}, nil
 }

@@ -234,6 +234,10 @@ func (b *builder) addReconcilers() error {
 	for i, w := range b.ws {
 		kinds.GVKs[i] = w.GVK
 	}
+	rollouts, err := b.rollouts()
+	if err != nil {
+		return err
+	}
 	for _, w := range b.ws {
 		hooks, err := registry.Resolve(w.Hooks)
 		if err != nil {
@@ -258,6 +262,9 @@ func (b *builder) addReconcilers() error {
 			Mapper:       b.mgr.GetRESTMapper(),
 			Recorder:     recorder,
 			NoCaches:     b.opts.NoCaches,
+		}
+		if err := b.addRollout(r, rollouts); err != nil {
+			return err
 		}
 		if err := r.SetupWithManager(b.mgr); err != nil {
 			return err

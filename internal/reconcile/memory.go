@@ -9,6 +9,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/reconcile/charttest"
 	"github.com/rudder-operator/rudder/internal/reconcile/status"
 	"github.com/rudder-operator/rudder/internal/redact"
+	"github.com/rudder-operator/rudder/internal/rollout"
 )
 
 // memory is what this process remembers of each custom resource between
@@ -36,6 +37,7 @@ type entry struct {
 	tested  *charttest.Recorded // the last chart test run recorded (test.go)
 	testing *charttest.Run      // the chart test run under way or not yet recorded (test.go)
 	secrets *redact.Redactor    // the values this reconcile took from Secrets, kept out of its messages (redact.go)
+	member  *rollout.Member     // how the kind's rollout counts the resource (rollout.go)
 
 	cache revisionCache
 }

@@ -23,11 +23,12 @@ import (
 // what status is computed from, and what only the steps use.
 type observation struct {
 	status.Observation
-	key    types.NamespacedName // the custom resource's key
-	actor  identity.Actor       // whom rudder acts as for the resource
-	values releasevalues.Values // the release's, as the kind's pipeline computed them
-	seen   []assess.Seen        // what assess last found of each object of Deployed
-	done   bool                 // the step leaves no status to write
+	key    types.NamespacedName        // the custom resource's key
+	actor  identity.Actor              // whom rudder acts as for the resource
+	values releasevalues.Values        // the release's, as the kind's pipeline computed them
+	chart  func() (*helm.Chart, error) // loads the chart Facts.Want.Chart names; nil: the kind's
+	seen   []assess.Seen               // what assess last found of each object of Deployed
+	done   bool                        // the step leaves no status to write
 }
 
 func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured) (*observation, error) {
@@ -89,6 +90,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	}
 	o.Facts.Want = plan.Digests{Values: o.values.Digest(), Chart: r.chartDigest}
 	o.Facts.FromHistory(hist)
+	o.Facts.Want.Chart, o.chart = r.chartFor(o)
 	o.Facts.ForeignUnderWay = plan.UnderWay(o.Facts.Foreign, now)
 	r.memory.pruneRevisions(o.key, hist, o.Facts.Deployed, plan.FailedRevision(o.Facts.Latest))
 	if l := o.Facts.Latest; l != nil && plan.LeftByRudder(l, r.Holder) && l.Labels[stored.LabelHolder] != r.Holder && r.Holders != nil {

@@ -96,8 +96,12 @@ type Reconciler struct {
 	// to save reads and decodes (memory's revisionCache): every reconcile
 	// then reads and decodes what it needs from storage.
 	NoCaches bool
+	// Rollout stages a change of the kind's chart (rollout.Runner); nil:
+	// every resource runs the kind's chart at once.
+	Rollout Rollout
 
 	chartDigest string
+	promotions  chan event.GenericEvent // the resources a rollout promoted or took back
 	watcher     *enqueue.Dependents
 	sources     sourceWatcher
 	memory      memory                  // what is remembered of each resource between reconciles
@@ -271,6 +275,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.memory.noCache = r.NoCaches
 	r.initSeries()
 	r.testsDone = make(chan event.GenericEvent)
+	r.promotions = make(chan event.GenericEvent)
 	if err := r.registerCollector(); err != nil {
 		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
 	}
@@ -279,6 +284,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(r.newObject(), builder.WithPredicates(enqueue.Resources(r.Watch.Selector, Finalizer))).
 		WatchesRawSource(source.Kind[client.Object](r.Storage, stored.Object(), r.releaseHandler())).
 		WatchesRawSource(source.Channel(r.testsDone, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(r.promotions, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Watch.MaxConcurrentReconciles})
 	r.watchHooks(mgr.GetCache(), b)
 	r.watchNamespaces(b)

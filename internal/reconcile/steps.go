@@ -61,7 +61,7 @@ func (r *Reconciler) runStep(ctx context.Context, st plan.Step, s step, o *obser
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res, err := s.Run(ctx, &action.Release{Observation: &o.Observation, Key: o.key, Helm: hc, Values: o.values.Values, Scope: r.scope(o),
+	res, err := s.Run(ctx, &action.Release{Observation: &o.Observation, Key: o.key, Helm: hc, Values: o.values.Values, Chart: o.chart, Scope: r.scope(o),
 		Actor: o.actor, Seen: o.seen})
 	o.done = res.Done
 	return res.Result, err

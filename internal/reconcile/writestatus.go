@@ -33,7 +33,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, o *observation) (time.Dura
 	if fl, ok := r.memory.lastFailure(o.key); ok && fl.Count > 0 && fl.Want == o.Facts.Want {
 		st.Failures = fl.Status()
 	}
-	r.memory.setState(o.key, stateOfStatus(o, &st))
+	rs := stateOfStatus(o, &st)
+	r.memory.setState(o.key, rs)
+	r.memory.setMember(o.key, r.member(o, rs.ready))
 	pub := status.Publish(&o.Observation, status.TakenKeys(status.HookStatus(&o.Observation)))
 	pub.Into(&st, prev.Published, r.now())
 	computed, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)

@@ -40,6 +40,7 @@ type fields struct {
 	ValuesFrom              []valuesfrom.Source
 	Test                    *testFields
 	ClusterScoped           []groupKind
+	Rollout                 *rolloutFields
 }
 
 // groupKind is a kind as a watches file names it: {group, kind}.
@@ -68,6 +69,7 @@ func (f *fields) targets() map[string]any {
 		"valuesFrom":              &f.ValuesFrom,
 		"test":                    &f.Test,
 		"clusterScoped":           &f.ClusterScoped,
+		"rollout":                 &f.Rollout,
 	}
 }
 
@@ -110,6 +112,7 @@ func (e *entry) build(raw json.RawMessage, resolve resolveChart) Watch {
 		ValuesFrom:    e.valuesFrom(f.ValuesFrom),
 		Test:          e.test(f.Test),
 		ClusterScoped: e.clusterScoped(f.ClusterScoped),
+		Rollout:       e.rollout(f.Rollout),
 	}
 	w.ChartFS, w.ChartDir = e.chart(f.Chart, resolve)
 	return w

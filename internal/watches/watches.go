@@ -72,6 +72,9 @@ type Watch struct {
 	// ClusterScoped are the cluster-scoped kinds the chart may render (clusterScoped). Every other object
 	// of a release must be namespaced, in its custom resource's namespace. Default: none.
 	ClusterScoped []schema.GroupKind
+	// Rollout says how a change of the chart reaches the kind's resources: in steps (rollout). Default
+	// DefaultRollout().
+	Rollout Rollout
 }
 
 // Load reads the watches file name inside fsys, validates every entry and loads every chart. Chart paths are

@@ -24,12 +24,13 @@ var (
 	helmActions   = []string{"install", "upgrade", "rollback", "uninstall", "test"}
 	outcomes      = []string{"success", "failure"}
 	hooks         = []string{"password", "backup", "restore", "version", "volume"}
+	rolloutPhases = []string{"Progressing", "Paused", "Halted", "Complete", "Undoing", "Undone", "Superseded"}
 	// controller_runtime_reconcile_total's result.
 	reconcileResults = []string{"success", "error", "requeue", "requeue_after"}
 )
 
 // knownSeries holds every series rudder serves, by name: its own (internal/reconcile,
-// internal/helm, internal/hook/backup, internal/shard) and those of controller-runtime
+// internal/helm, internal/hook/backup, internal/shard, internal/rollout) and those of controller-runtime
 // v0.25 and of the Prometheus client's Go and process collectors that the
 // dashboard or the alerts may use. A histogram is there as its _bucket, _sum
 // and _count series, which are what a scrape stores.
@@ -74,6 +75,11 @@ func known() map[string]Series {
 	plain("rudder_backup_last_success_timestamp_seconds", "namespace", "name")
 	plain("rudder_backup_schedule_interval_seconds", "namespace", "name")
 	plain("rudder_reconciler_entries", "kind", "group")
+	plain("rudder_rollout_step", "kind", "rollout")
+	plain("rudder_rollout_resources", "kind", "rollout", "state")
+	values("rudder_rollout_resources", map[string][]string{"state": {"total", "updated", "ready", "failed"}})
+	plain("rudder_rollout_phase", "kind", "rollout", "phase")
+	values("rudder_rollout_phase", map[string][]string{"phase": rolloutPhases})
 	plain("rudder_release_decodes_total")
 	plain("rudder_shard_objects_received_total", "kind", "source", "own")
 	values("rudder_shard_objects_received_total", map[string][]string{"source": {"list", "watch"}, "own": {"true", "false"}})

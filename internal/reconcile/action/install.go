@@ -98,7 +98,11 @@ type helmAction struct {
 // expectation) and what failed (a failure).
 func act(ctx context.Context, w Writer, c Chart, rel *Release, a helmAction) (Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	chrt, err := c.Load()
+	load := c.Load
+	if rel.Chart != nil {
+		load = rel.Chart
+	}
+	chrt, err := load()
 	if err != nil {
 		return Result{}, err
 	}

@@ -30,9 +30,13 @@ type Release struct {
 	Key    types.NamespacedName // the custom resource's key
 	Helm   *helm.Client
 	Values map[string]any // the release values (install, upgrade)
-	Scope  helm.Scope     // where the chart's objects may go (install, upgrade, maintain)
-	Actor  identity.Actor // whom rudder acts as for the resource (maintain's repairs)
-	Seen   []assess.Seen  // what earlier assessments found of each object of Deployed (maintain)
+	// Chart loads a fresh copy of the chart Facts.Want.Chart names: the
+	// kind's, or the one a revision stored while a rollout has not promoted
+	// the resource to the kind's (install, upgrade). Nil: the kind's.
+	Chart func() (*helm.Chart, error)
+	Scope helm.Scope     // where the chart's objects may go (install, upgrade, maintain)
+	Actor identity.Actor // whom rudder acts as for the resource (maintain's repairs)
+	Seen  []assess.Seen  // what earlier assessments found of each object of Deployed (maintain)
 }
 
 // Result is what a step asks of the controller once it ran.

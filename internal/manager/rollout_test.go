@@ -1,0 +1,340 @@
+package manager_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/rudder-operator/rudder/internal/cli"
+	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/rollout"
+	"github.com/rudder-operator/rudder/internal/stored"
+	"github.com/rudder-operator/rudder/test/testenv"
+)
+
+// rolloutWatches serves the Network kind with the chart in the directory
+// next to it, rolled out in three steps with no soak.
+const rolloutWatches = `- group: samplecrd.k8s.io
+  version: v1
+  kind: Network
+  chart: chart
+  rollout:
+    steps: [1, "50%", "100%"]
+    soak: "0"
+    stepTimeout: 15s
+    failureBudget: 0
+    onFailure: keep
+`
+
+// networkChart writes the chart of version v into dir/chart: a ConfigMap
+// that says v, and when broken a Deployment too, which never becomes Ready
+// on an API server without controllers.
+func networkChart(t *testing.T, dir string, v int, broken bool) string {
+	t.Helper()
+	chart := filepath.Join(dir, "chart")
+	if err := os.RemoveAll(chart); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: net\nversion: 0.%d.0\n", v),
+		"templates/configmap.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n"+
+			"data:\n  chart: %q\n  cidr: {{ .Values.cidr | quote }}\n", strconv.Itoa(v)),
+	}
+	if broken {
+		files["templates/deployment.yaml"] = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n" +
+			"spec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n" +
+			"    spec: {containers: [{name: x, image: registry.invalid/x}]}\n"
+	}
+	for name, data := range files {
+		p := filepath.Join(chart, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := helm.LoadChart(os.DirFS(dir), "chart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Digest()
+}
+
+// TestRollout_StepsHaltAndUndo runs the manager binary over six Networks
+// while their chart changes twice:
+//   - a good change reaches them in the steps of watches.yaml, seen in
+//     order in the ChartRollout's status, and all end on it;
+//   - a bad change (a Deployment that is never Ready) halts once the canary
+//     is not Ready within stepTimeout: no other Network gets a revision,
+//     and a spec change to one of them lands with the chart it runs;
+//   - undo takes the canary back to the chart it had.
+func TestRollout_StepsHaltAndUndo(t *testing.T) {
+	t.Parallel() // an API server of its own
+	ctrllog.SetLogger(logr.Discard())
+	bin := buildManager(t)
+	env, k8s := startAPIServer(t, "")
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "watches.yaml"), []byte(rolloutWatches), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const ns = "fleet"
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	v1 := networkChart(t, dir, 1, false)
+	m := startManager(t, bin, env, "--watches-file="+filepath.Join(dir, "watches.yaml"))
+	var names []string
+	for i := range 6 {
+		name := fmt.Sprintf("net-%d", i)
+		names = append(names, name)
+		if err := k8s.Create(ctx, fleetNetwork(ns, name, fmt.Sprintf("10.%d.0.0/16", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onCharts := func() map[string]string { // Network → chart digest of its deployed revision
+		out := map[string]string{}
+		for _, name := range names {
+			out[name] = deployedChart(t, k8s, ns, "network-"+name)
+		}
+		return out
+	}
+	allOn := func(digest string) func() error {
+		return func() error {
+			for name, d := range onCharts() {
+				if d != digest {
+					return fmt.Errorf("Network %s runs chart %q, want %q", name, d, digest)
+				}
+			}
+			return nil
+		}
+	}
+	testenv.Eventually(t, "every Network installed with chart 1", allOn(v1))
+	testenv.Eventually(t, "the rollout of chart 1 complete", phaseIs(k8s, v1, rollout.PhaseComplete))
+
+	// A good change, in steps.
+	m.stop()
+	v2 := networkChart(t, dir, 2, false)
+	m = startManager(t, bin, env, "--watches-file="+filepath.Join(dir, "watches.yaml"))
+	var seen []int
+	testenv.Eventually(t, "the rollout of chart 2 complete", func() error {
+		cr, err := readRollout(k8s, v2)
+		if err != nil {
+			return err
+		}
+		if s := cr.Status.Step; s != 0 && (len(seen) == 0 || seen[len(seen)-1] != s) {
+			seen = append(seen, s)
+		}
+		if cr.Status.Phase != rollout.PhaseComplete {
+			return fmt.Errorf("phase %q at step %s", cr.Status.Phase, cr.Status.StepText)
+		}
+		if len(cr.Status.History) != 3 || cr.Status.Updated != 6 || cr.Status.Total != 6 {
+			return fmt.Errorf("status %+v", cr.Status)
+		}
+		return nil
+	})
+	if !slices.IsSorted(seen) || seen[0] != 1 || seen[len(seen)-1] != 3 {
+		t.Errorf("steps seen %v, want 1, 2, 3 in order", seen)
+	}
+	if err := allOn(v2)(); err != nil {
+		t.Error(err)
+	}
+	if cr, err := readRollout(k8s, v1); err != nil || cr.Status.Phase != rollout.PhaseSuperseded {
+		t.Errorf("the rollout of chart 1 is not superseded: %v %v", cr, err)
+	}
+
+	// A bad change halts at the canary.
+	m.stop()
+	before := revisionCounts(t, k8s, ns, names)
+	v3 := networkChart(t, dir, 3, true)
+	startManager(t, bin, env, "--watches-file="+filepath.Join(dir, "watches.yaml"))
+	testenv.Eventually(t, "the rollout of chart 3 halted", phaseIs(k8s, v3, rollout.PhaseHalted))
+	cr, err := readRollout(k8s, v3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr.Status.Failed != 1 || len(cr.Status.FailedResources) != 1 || cr.Status.Step != 1 {
+		t.Fatalf("halted rollout: %+v", cr.Status)
+	}
+	canary := cr.Status.FailedResources[0].Name
+	after := revisionCounts(t, k8s, ns, names)
+	for _, name := range names {
+		if name != canary && after[name] != before[name] {
+			t.Errorf("Network %s, not the canary, went from %d to %d revisions", name, before[name], after[name])
+		}
+	}
+	if got := deployedChart(t, k8s, ns, "network-"+canary); got != v3 {
+		t.Errorf("the canary %s runs %q, want chart 3 kept for inspection (onFailure: keep)", canary, got)
+	}
+
+	// A spec change during the halt lands with the chart the Network runs.
+	other := names[0]
+	if other == canary {
+		other = names[1]
+	}
+	patch := []byte(`{"spec":{"cidr":"10.99.0.0/16","gateway":"10.99.0.1"}}`)
+	if err := k8s.Patch(ctx, fleetNetwork(ns, other, ""), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the spec change upgraded "+other+" on chart 2", func() error {
+		var cm corev1.ConfigMap
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "network-" + other}, &cm); err != nil {
+			return err
+		}
+		if cm.Data["cidr"] != "10.99.0.0/16" || cm.Data["chart"] != "2" {
+			return fmt.Errorf("ConfigMap data %v", cm.Data)
+		}
+		return nil
+	})
+	testenv.Eventually(t, other+" deployed on chart 2", func() error {
+		if got := deployedChart(t, k8s, ns, "network-"+other); got != v2 {
+			return fmt.Errorf("Network %s runs %q after its spec change, want chart 2", other, got)
+		}
+		return nil
+	})
+
+	// rudder rollout status shows the halt and the canary; undo takes it back.
+	kubeconfig := adminKubeconfig(t, env)
+	rudder := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		err := cli.Run(ctx, append(args, "--kubeconfig", kubeconfig), cli.Options{Name: "rudder",
+			IO: genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}})
+		if err != nil {
+			t.Fatalf("rudder %v: %v\n%s", args, err, errOut.String())
+		}
+		return out.String()
+	}
+	status := rudder("rollout", "status", "network")
+	for _, want := range []string{"Phase:   Halted", "Step:    1/3 (1)", "fleet/" + canary + ": NotReadyInTime", "FailureBudgetExceeded"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("rudder rollout status does not say %q:\n%s", want, status)
+		}
+	}
+	rudder("rollout", "undo", "network")
+	testenv.Eventually(t, "the rollout of chart 3 undone", phaseIs(k8s, v3, rollout.PhaseUndone))
+	if err := allOn(v2)(); err != nil {
+		t.Error(err)
+	}
+}
+
+var networkGVK = schema.GroupVersionKind{Group: "samplecrd.k8s.io", Version: "v1", Kind: "Network"}
+
+// process is a manager binary running until stop, or the test's end.
+type process struct {
+	cmd *exec.Cmd
+	out *lines
+}
+
+// startManager runs the manager binary bin against env with args.
+func startManager(t *testing.T, bin string, env *envtest.Environment, args ...string) *process {
+	t.Helper()
+	p := &process{out: &lines{}}
+	p.cmd = exec.Command(bin, append([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=debug"}, args...)...)
+	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+adminKubeconfig(t, env))
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("manager %v:\n%s", args, p.out)
+		}
+	})
+	return p
+}
+
+// stop stops the manager as Kubernetes does, with SIGTERM, and waits for it.
+func (p *process) stop() {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+}
+
+func fleetNetwork(ns, name, cidr string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "samplecrd.k8s.io/v1", "kind": "Network",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+	}}
+	if cidr != "" {
+		u.Object["spec"] = map[string]any{"cidr": cidr, "gateway": strings.TrimSuffix(cidr, "0/16") + "1"}
+	}
+	return u
+}
+
+func rolloutObject(digest string) *unstructured.Unstructured {
+	u := rollout.New()
+	u.SetName(rollout.Name(networkGVK, digest, nil))
+	return u
+}
+
+func readRollout(k8s client.Client, digest string) (*rollout.ChartRollout, error) {
+	u := rolloutObject(digest)
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
+		return nil, err
+	}
+	return rollout.FromUnstructured(u)
+}
+
+func phaseIs(k8s client.Client, digest, phase string) func() error {
+	return func() error {
+		cr, err := readRollout(k8s, digest)
+		if err != nil {
+			return err
+		}
+		if cr.Status.Phase != phase {
+			return fmt.Errorf("phase %q at step %s, %d of %d updated, %d failed", cr.Status.Phase, cr.Status.StepText,
+				cr.Status.Updated, cr.Status.Total, cr.Status.Failed)
+		}
+		return nil
+	}
+}
+
+// deployedChart returns the chart digest label of release's deployed revision; "" when none is deployed.
+func deployedChart(t *testing.T, k8s client.Client, ns, release string) string {
+	t.Helper()
+	var list corev1.SecretList
+	if err := k8s.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": release, "status": "deployed"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		return ""
+	}
+	return list.Items[0].Labels[stored.LabelChartDigest]
+}
+
+func revisionCounts(t *testing.T, k8s client.Client, ns string, names []string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, name := range names {
+		revs, err := testenv.Revisions(context.Background(), k8s, ns, "network-"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = len(revs)
+	}
+	return out
+}

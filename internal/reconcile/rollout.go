@@ -1,0 +1,139 @@
+package reconcile
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/rudder-operator/rudder/internal/helm"
+	"github.com/rudder-operator/rudder/internal/reconcile/plan"
+	"github.com/rudder-operator/rudder/internal/rollout"
+	"github.com/rudder-operator/rudder/internal/stored"
+)
+
+// Rollout is what the reconciler asks of a kind's chart rollout
+// (rollout.Runner): whether a resource may run the kind's chart yet.
+type Rollout interface {
+	// Promoted reports whether the resource of key is to run the kind's
+	// chart; on says it runs it already.
+	Promoted(key types.NamespacedName, on bool) bool
+}
+
+// chartFor returns the chart o's release is to run, as the digest its
+// revisions are labeled with and what loads it: the kind's chart, unless
+// the kind's rollout has not promoted the resource to it. A resource not
+// promoted keeps the chart its deployed revision stores, and one taken back
+// (undo, or a failure once the rollout halted) goes back to the chart of its
+// newest revision on another chart. A resource with nothing deployed is
+// installed with the kind's chart.
+func (r *Reconciler) chartFor(o *observation) (string, func() (*helm.Chart, error)) {
+	d := o.Facts.Deployed
+	if r.Rollout == nil || d == nil {
+		return r.chartDigest, nil
+	}
+	on := plan.DigestsOf(d).Chart
+	if r.Rollout.Promoted(o.key, on == r.chartDigest) {
+		return r.chartDigest, nil
+	}
+	from := d
+	if on == r.chartDigest {
+		if from = priorChart(o.History, r.chartDigest); from == nil {
+			return r.chartDigest, nil // installed with it: there is no chart to go back to
+		}
+	}
+	number := from.Number
+	return plan.DigestsOf(from).Chart, func() (*helm.Chart, error) {
+		hc, err := r.helmFor(o)
+		if err != nil {
+			return nil, err
+		}
+		return hc.Chart(o.Release.Name, number)
+	}
+}
+
+// priorChart returns the newest signed revision of hist that served another
+// chart than digest; nil when none did.
+func priorChart(hist []stored.Revision, digest string) *stored.Revision {
+	var prior *stored.Revision
+	for i := range hist {
+		rev := &hist[i]
+		c := rev.Labels[stored.LabelChartDigest]
+		if !rev.Signed || c == "" || c == digest || rev.Status != "deployed" && rev.Status != "superseded" {
+			continue
+		}
+		if prior == nil || rev.Number > prior.Number {
+			prior = rev
+		}
+	}
+	return prior
+}
+
+// member is o's resource as the kind's rollout counts it, with ready its
+// Ready condition just computed; nil when the rollout is to leave it out: a
+// resource paused, or whose values or account are invalid, cannot move.
+func (r *Reconciler) member(o *observation, ready bool) *rollout.Member {
+	f := o.Facts
+	if f.Paused || f.Deleting || f.ValuesErr != nil || f.ActorErr != nil {
+		return nil
+	}
+	m := &rollout.Member{Key: o.key, UID: o.Resource.GetUID(), Ready: ready,
+		Canary: r.Watch.Rollout.Canaries.Matches(labels.Set(o.Resource.GetLabels()))}
+	if d := f.Deployed; d != nil {
+		m.Chart = plan.DigestsOf(d).Chart
+		if at, err := strconv.ParseInt(d.Labels[stored.LabelWrittenAt], 10, 64); err == nil {
+			m.Deployed = time.Unix(at, 0)
+		} else {
+			m.Deployed = d.Created
+		}
+		m.Installed = priorChart(o.History, m.Chart) == nil
+	}
+	if fl, ok := r.memory.lastFailure(o.key); ok && fl.Want.Chart == r.chartDigest && fl.Count >= r.Watch.Remediation.MaxAttempts {
+		msg := fl.Message
+		if red := r.memory.secretsOf(o.key); red != nil {
+			msg = red.String(msg)
+		}
+		if len(msg) > 1000 {
+			msg = msg[:1000] + "…"
+		}
+		m.Failure = &rollout.Resource{Namespace: o.key.Namespace, Name: o.key.Name, Reason: fl.Reason, Message: msg}
+	}
+	return m
+}
+
+// Members returns the resources of the kind this process reconciles, as the
+// last status written for each counts them for the kind's rollout.
+func (r *Reconciler) Members() []rollout.Member {
+	r.memory.mu.Lock()
+	defer r.memory.mu.Unlock()
+	out := make([]rollout.Member, 0, len(r.memory.m))
+	for _, e := range r.memory.m {
+		if e.member != nil {
+			out = append(out, *e.member)
+		}
+	}
+	return out
+}
+
+// setMember records how the kind's rollout counts key's resource.
+func (m *memory) setMember(key types.NamespacedName, member *rollout.Member) {
+	m.update(key, func(e *entry) { e.member = member })
+}
+
+// Enqueue reconciles the resources of keys: those a rollout just promoted or
+// took back. It returns early when ctx ends.
+func (r *Reconciler) Enqueue(ctx context.Context, keys []types.NamespacedName) {
+	for _, key := range keys {
+		obj := r.newObject()
+		obj.SetNamespace(key.Namespace)
+		obj.SetName(key.Name)
+		select {
+		case r.promotions <- event.GenericEvent{Object: obj}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
