@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,17 +40,33 @@ const rolloutWatches = `- group: samplecrd.k8s.io
   kind: Network
   chart: chart
   rollout:
-    steps: [1, "50%", "100%"]
-    soak: "0"
+    steps: [1, "50%%", "100%%"]
+    soak: %q
     stepTimeout: 15s
-    failureBudget: 0
+    failureBudget: %d
     onFailure: keep
 `
+
+// writeWatches writes dir/watches.yaml with rolloutWatches' soak and budget.
+func writeWatches(t *testing.T, dir, soak string, budget int) string {
+	t.Helper()
+	file := filepath.Join(dir, "watches.yaml")
+	if err := os.WriteFile(file, fmt.Appendf(nil, rolloutWatches, soak, budget), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "--watches-file=" + file
+}
 
 // networkChart writes the chart of version v into dir/chart: a ConfigMap
 // that says v, and when broken a Deployment too, which never becomes Ready
 // on an API server without controllers.
 func networkChart(t *testing.T, dir string, v int, broken bool) string {
+	return writeNetworkChart(t, dir, v, broken, false)
+}
+
+// writeNetworkChart is networkChart, whose ConfigMap does not render when
+// unrendered.
+func writeNetworkChart(t *testing.T, dir string, v int, broken, unrendered bool) string {
 	t.Helper()
 	chart := filepath.Join(dir, "chart")
 	if err := os.RemoveAll(chart); err != nil {
@@ -58,6 +76,9 @@ func networkChart(t *testing.T, dir string, v int, broken bool) string {
 		"Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: net\nversion: 0.%d.0\n", v),
 		"templates/configmap.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n"+
 			"data:\n  chart: %q\n  cidr: {{ .Values.cidr | quote }}\n", strconv.Itoa(v)),
+	}
+	if unrendered {
+		files["templates/configmap.yaml"] += "  broken: {{ .Values.nothing.here }}\n"
 	}
 	if broken {
 		files["templates/deployment.yaml"] = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n" +
@@ -95,47 +116,19 @@ func TestRollout_StepsHaltAndUndo(t *testing.T) {
 	env, k8s := startAPIServer(t, "")
 	ctx := context.Background()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "watches.yaml"), []byte(rolloutWatches), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	watchesFlag := writeWatches(t, dir, "0", 0)
 	const ns = "fleet"
-	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
 	v1 := networkChart(t, dir, 1, false)
-	m := startManager(t, bin, env, "--watches-file="+filepath.Join(dir, "watches.yaml"))
-	var names []string
-	for i := range 6 {
-		name := fmt.Sprintf("net-%d", i)
-		names = append(names, name)
-		if err := k8s.Create(ctx, fleetNetwork(ns, name, fmt.Sprintf("10.%d.0.0/16", i))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	onCharts := func() map[string]string { // Network → chart digest of its deployed revision
-		out := map[string]string{}
-		for _, name := range names {
-			out[name] = deployedChart(t, k8s, ns, "network-"+name)
-		}
-		return out
-	}
-	allOn := func(digest string) func() error {
-		return func() error {
-			for name, d := range onCharts() {
-				if d != digest {
-					return fmt.Errorf("Network %s runs chart %q, want %q", name, d, digest)
-				}
-			}
-			return nil
-		}
-	}
+	m := startManager(t, bin, env, watchesFlag)
+	names := createNetworks(t, k8s, ns, 6)
+	allOn := func(digest string) func() error { return allOnChart(t, k8s, ns, names, digest) }
 	testenv.Eventually(t, "every Network installed with chart 1", allOn(v1))
 	testenv.Eventually(t, "the rollout of chart 1 complete", phaseIs(k8s, v1, rollout.PhaseComplete))
 
 	// A good change, in steps.
 	m.stop()
 	v2 := networkChart(t, dir, 2, false)
-	m = startManager(t, bin, env, "--watches-file="+filepath.Join(dir, "watches.yaml"))
+	m = startManager(t, bin, env, watchesFlag)
 	var seen []int
 	testenv.Eventually(t, "the rollout of chart 2 complete", func() error {
 		cr, err := readRollout(k8s, v2)
@@ -167,7 +160,7 @@ func TestRollout_StepsHaltAndUndo(t *testing.T) {
 	m.stop()
 	before := revisionCounts(t, k8s, ns, names)
 	v3 := networkChart(t, dir, 3, true)
-	startManager(t, bin, env, "--watches-file="+filepath.Join(dir, "watches.yaml"))
+	startManager(t, bin, env, watchesFlag)
 	testenv.Eventually(t, "the rollout of chart 3 halted", phaseIs(k8s, v3, rollout.PhaseHalted))
 	cr, err := readRollout(k8s, v3)
 	if err != nil {
@@ -238,6 +231,36 @@ func TestRollout_StepsHaltAndUndo(t *testing.T) {
 	}
 }
 
+// createNetworks creates namespace ns and n Networks in it, and returns their names.
+func createNetworks(t *testing.T, k8s client.Client, ns string, n int) []string {
+	t.Helper()
+	ctx := context.Background()
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("net-%d", i)
+		names = append(names, name)
+		if err := k8s.Create(ctx, fleetNetwork(ns, name, fmt.Sprintf("10.%d.0.0/16", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names
+}
+
+// allOnChart checks that every Network of names has its deployed revision on chart digest.
+func allOnChart(t *testing.T, k8s client.Client, ns string, names []string, digest string) func() error {
+	return func() error {
+		for _, name := range names {
+			if d := deployedChart(t, k8s, ns, "network-"+name); d != digest {
+				return fmt.Errorf("Network %s runs chart %q, want %q", name, d, digest)
+			}
+		}
+		return nil
+	}
+}
+
 var networkGVK = schema.GroupVersionKind{Group: "samplecrd.k8s.io", Version: "v1", Kind: "Network"}
 
 // process is a manager binary running until stop, or the test's end.
@@ -265,6 +288,12 @@ func startManager(t *testing.T, bin string, env *envtest.Environment, args ...st
 	return p
 }
 
+// kill kills the manager with SIGKILL, as a node's failure would, and waits for it.
+func (p *process) kill() {
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+}
+
 // stop stops the manager as Kubernetes does, with SIGTERM, and waits for it.
 func (p *process) stop() {
 	if p.cmd.ProcessState != nil {
@@ -272,6 +301,72 @@ func (p *process) stop() {
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	_ = p.cmd.Wait()
+}
+
+// TestRollout_UnrenderedChartAndKill: a chart that does not render for the
+// values its predecessor rendered halts the rollout at the first resource
+// it is tried on, whatever the failure budget; a rollout whose manager is
+// killed mid-step continues where it was, each step once.
+func TestRollout_UnrenderedChartAndKill(t *testing.T) {
+	t.Parallel() // an API server of its own
+	ctrllog.SetLogger(logr.Discard())
+	bin := buildManager(t)
+	env, k8s := startAPIServer(t, "")
+	dir := t.TempDir()
+	const ns = "fleet"
+	v1 := networkChart(t, dir, 1, false)
+	m := startManager(t, bin, env, writeWatches(t, dir, "0", 5))
+	names := createNetworks(t, k8s, ns, 4)
+	testenv.Eventually(t, "every Network installed with chart 1", allOnChart(t, k8s, ns, names, v1))
+	m.stop()
+
+	before := revisionCounts(t, k8s, ns, names)
+	v2 := writeNetworkChart(t, dir, 2, false, true)
+	m = startManager(t, bin, env, writeWatches(t, dir, "0", 5))
+	testenv.Eventually(t, "the rollout of the chart that does not render halted", phaseIs(k8s, v2, rollout.PhaseHalted))
+	cr, err := readRollout(k8s, v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	halted := meta.FindStatusCondition(cr.Status.Conditions, rollout.ConditionHalted)
+	if cr.Status.Failed != 1 || cr.Status.Step != 1 || halted == nil || halted.Reason != "ChartBroken" {
+		t.Errorf("halted rollout: %+v", cr.Status)
+	}
+	if after := revisionCounts(t, k8s, ns, names); !maps.Equal(before, after) {
+		t.Errorf("revisions went from %v to %v: a chart that does not render stores none", before, after)
+	}
+	m.stop()
+
+	// A good chart with a soak; the manager is killed once step 2 began.
+	v3 := networkChart(t, dir, 3, false)
+	watchesFlag := writeWatches(t, dir, "3s", 0)
+	m = startManager(t, bin, env, watchesFlag)
+	testenv.Eventually(t, "step 2 of chart 3 began", func() error {
+		cr, err := readRollout(k8s, v3)
+		if err != nil {
+			return err
+		}
+		if cr.Status.Step != 2 {
+			return fmt.Errorf("step %s", cr.Status.StepText)
+		}
+		return nil
+	})
+	m.kill()
+	startManager(t, bin, env, watchesFlag)
+	testenv.Eventually(t, "the rollout of chart 3 complete", phaseIs(k8s, v3, rollout.PhaseComplete))
+	if cr, err = readRollout(k8s, v3); err != nil {
+		t.Fatal(err)
+	}
+	var steps []int
+	for _, h := range cr.Status.History {
+		steps = append(steps, h.Step)
+	}
+	if !slices.Equal(steps, []int{1, 2, 3}) {
+		t.Errorf("steps in status.history %v, want 1, 2, 3 once each", steps)
+	}
+	if err := allOnChart(t, k8s, ns, names, v3)(); err != nil {
+		t.Error(err)
+	}
 }
 
 func fleetNetwork(ns, name, cidr string) *unstructured.Unstructured {

@@ -91,7 +91,15 @@ func (r *Reconciler) member(o *observation, ready bool) *rollout.Member {
 		}
 		m.Installed = priorChart(o.History, m.Chart) == nil
 	}
-	if fl, ok := r.memory.lastFailure(o.key); ok && fl.Want.Chart == r.chartDigest && fl.Count >= r.Watch.Remediation.MaxAttempts {
+	fl, ok := r.memory.lastFailure(o.key)
+	if !ok || fl.Want.Chart != r.chartDigest || fl.Count == 0 {
+		return m
+	}
+	// The chart did not render (or its schema or rudder's scope refused
+	// it) for the values the chart before it rendered: it is broken, which
+	// the first try tells.
+	m.Broken = f.Deployed != nil && fl.Want.Values == plan.DigestsOf(f.Deployed).Values && !stores(o.History, r.chartDigest)
+	if m.Broken || fl.Count >= r.Watch.Remediation.MaxAttempts {
 		msg := fl.Message
 		if red := r.memory.secretsOf(o.key); red != nil {
 			msg = red.String(msg)
@@ -102,6 +110,16 @@ func (r *Reconciler) member(o *observation, ready bool) *rollout.Member {
 		m.Failure = &rollout.Resource{Namespace: o.key.Namespace, Name: o.key.Name, Reason: fl.Reason, Message: msg}
 	}
 	return m
+}
+
+// stores reports whether a signed revision of hist was made with chart digest.
+func stores(hist []stored.Revision, digest string) bool {
+	for _, rev := range hist {
+		if rev.Signed && rev.Labels[stored.LabelChartDigest] == digest {
+			return true
+		}
+	}
+	return false
 }
 
 // Members returns the resources of the kind this process reconciles, as the

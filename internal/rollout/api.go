@@ -105,7 +105,11 @@ type ShardStatus struct {
 	Failed     int   `json:"failed"`
 	// Undone: with spec.undo, no resource of the shard runs the chart any
 	// more, but those that never ran another.
-	Undone          bool       `json:"undone,omitempty"`
+	Undone bool `json:"undone,omitempty"`
+	// Broken: a resource's upgrade to the chart failed before anything was
+	// stored, for values the chart before it rendered. The rollout halts,
+	// whatever its failure budget.
+	Broken          bool       `json:"broken,omitempty"`
 	FailedResources []Resource `json:"failedResources,omitempty"`
 }
 

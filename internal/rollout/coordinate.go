@@ -57,7 +57,7 @@ func (c coordinator) next(cr *ChartRollout) Status {
 			st.Phase = PhaseUndone
 		}
 	case st.Phase == PhaseHalted && !resumed:
-	case st.Failed > c.policy.FailureBudget:
+	case st.Failed > c.policy.FailureBudget || slices.ContainsFunc(shards, func(s ShardStatus) bool { return s.Broken }):
 		st.Phase = PhaseHalted
 	case cr.Spec.Paused:
 		st.Phase = PhasePaused
@@ -126,6 +126,10 @@ func (c coordinator) conditions(st *Status, gen int64) {
 	}
 	halted := st.Phase == PhaseHalted
 	switch {
+	case halted && st.Failed <= c.policy.FailureBudget:
+		set(ConditionHalted, true, "ChartBroken", fmt.Sprintf(
+			"the chart failed before anything was applied, for values the chart before it took (first: %s): no other resource moves; fix the chart, or `rudder rollout undo` takes the promoted back",
+			firstFailure(*st)))
 	case halted:
 		set(ConditionHalted, true, "FailureBudgetExceeded", fmt.Sprintf(
 			"%d resource(s) failed, more than rollout.failureBudget %d allows: no other resource moves; `rudder rollout resume` goes on with the budget whole again, `rudder rollout undo` takes the promoted back",

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -260,9 +261,11 @@ func (r *Runner) announce(cr *ChartRollout, prev, next Status) {
 	}
 	switch {
 	case next.Phase != prev.Phase && next.Phase == PhaseHalted:
-		r.Events.Eventf(u, nil, corev1.EventTypeWarning, "Halted", "Halt",
-			"%d resource(s) failed on chart %s, more than rollout.failureBudget %d: no other resource moves (first: %s)",
-			next.Failed, r.Chart, r.Policy.FailureBudget, firstFailure(next))
+		msg := "halted"
+		if c := meta.FindStatusCondition(next.Conditions, ConditionHalted); c != nil {
+			msg = c.Message
+		}
+		r.Events.Eventf(u, nil, corev1.EventTypeWarning, "Halted", "Halt", "Chart %s: %s", r.Chart, msg)
 	case next.Phase != prev.Phase && next.Phase != "":
 		r.Events.Eventf(u, nil, corev1.EventTypeNormal, next.Phase, "Rollout", "Chart %s of kind %s: %s at step %s, %d of %d resources on it",
 			r.Chart, r.Kind.Kind, next.Phase, next.StepText, next.Updated, next.Total)

@@ -29,6 +29,11 @@ type Member struct {
 	Installed bool
 	// Deployed is when its deployed revision was written.
 	Deployed time.Time
+	// Broken says its upgrade to the rollout's chart failed before anything
+	// was stored (the chart did not render, or its schema or rudder's scope
+	// refused it) for the values its chart before rendered: the chart is
+	// broken, whatever the budget. Failure is set too.
+	Broken bool
 }
 
 // order sorts members in the order a rollout promotes them: canaries first,
@@ -79,6 +84,7 @@ type timers struct {
 	promoted   map[types.NamespacedName]time.Time // first seen promoted and not on the chart
 	ready      map[types.NamespacedName]time.Time // first seen Ready on the chart
 	failed     map[types.NamespacedName]Resource  // failed: kept until the generation changes (resume)
+	broken     bool                               // a failure said the chart is broken (Member.Broken)
 }
 
 func newTimers(generation int64) *timers {
@@ -136,6 +142,7 @@ func (v view) count(members []Member, t *timers) tally {
 		}
 	}
 	tl.status.Failed = len(t.failed)
+	tl.status.Broken = t.broken
 	tl.status.Done = done
 	tl.status.Undone = undone
 	for _, key := range sortedKeys(t.failed) {
@@ -157,6 +164,9 @@ func (v view) failure(m Member, on, gated bool, t *timers) {
 	}
 	if m.Failure != nil && (on || gated) {
 		t.failed[m.Key] = *m.Failure
+		if m.Broken {
+			t.broken = true
+		}
 		return
 	}
 	if on && m.Ready {
