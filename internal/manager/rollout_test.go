@@ -29,6 +29,7 @@ import (
 	"github.com/rudder-operator/rudder/internal/cli"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/rollout"
+	"github.com/rudder-operator/rudder/internal/shard"
 	"github.com/rudder-operator/rudder/internal/stored"
 	"github.com/rudder-operator/rudder/test/testenv"
 )
@@ -272,9 +273,15 @@ type process struct {
 // startManager runs the manager binary bin against env with args.
 func startManager(t *testing.T, bin string, env *envtest.Environment, args ...string) *process {
 	t.Helper()
+	return startManagerWith(t, bin, env, nil, args...)
+}
+
+// startManagerWith is startManager with the environment's variables vars.
+func startManagerWith(t *testing.T, bin string, env *envtest.Environment, vars []string, args ...string) *process {
+	t.Helper()
 	p := &process{out: &lines{}}
 	p.cmd = exec.Command(bin, append([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=debug"}, args...)...)
-	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+adminKubeconfig(t, env))
+	p.cmd.Env = append(append(os.Environ(), "KUBECONFIG="+adminKubeconfig(t, env)), vars...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -365,6 +372,74 @@ func TestRollout_UnrenderedChartAndKill(t *testing.T) {
 		t.Errorf("steps in status.history %v, want 1, 2, 3 once each", steps)
 	}
 	if err := allOnChart(t, k8s, ns, names, v3)(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestRollout_TwoShards: two managers, shard 0 and 1 of 2, split one
+// rollout: each counts and promotes its own Networks and writes its row of
+// status.shards, and the steps move once both rows are done.
+func TestRollout_TwoShards(t *testing.T) {
+	t.Parallel() // an API server of its own
+	ctrllog.SetLogger(logr.Discard())
+	bin := buildManager(t)
+	env, k8s := startAPIServer(t, "")
+	dir := t.TempDir()
+	// Two namespaces of each shard, two Networks in each.
+	var namespaces []string
+	owned := map[int]int{}
+	for n := 0; len(namespaces) < 4; n++ {
+		ns := fmt.Sprintf("fleet-%d", n)
+		if i := shard.Of(ns, 2).Index; owned[i] < 2 {
+			owned[i]++
+			namespaces = append(namespaces, ns)
+		}
+	}
+	names := map[string][]string{}
+	for _, ns := range namespaces {
+		names[ns] = createNetworks(t, k8s, ns, 2)
+	}
+	start := func(watchesFlag string) []*process {
+		var ps []*process
+		for i := range 2 {
+			ps = append(ps, startManagerWith(t, bin, env, []string{"RUDDER_SHARDS=2"}, watchesFlag,
+				"--leader-election-namespace=default", fmt.Sprintf("--shard=%d", i)))
+		}
+		return ps
+	}
+	allOn := func(digest string) func() error {
+		return func() error {
+			for _, ns := range namespaces {
+				if err := allOnChart(t, k8s, ns, names[ns], digest)(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	v1 := networkChart(t, dir, 1, false)
+	ps := start(writeWatches(t, dir, "0", 0))
+	testenv.Eventually(t, "every Network installed with chart 1", allOn(v1))
+	for _, p := range ps {
+		p.stop()
+	}
+
+	v2 := networkChart(t, dir, 2, false)
+	start(writeWatches(t, dir, "0", 0))
+	testenv.Eventually(t, "the rollout of chart 2 complete", phaseIs(k8s, v2, rollout.PhaseComplete))
+	cr, err := readRollout(k8s, v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cr.Status.History) != 3 || cr.Status.Total != 8 || cr.Status.Updated != 8 || len(cr.Status.Shards) != 2 {
+		t.Fatalf("status %+v", cr.Status)
+	}
+	for _, row := range cr.Status.Shards {
+		if row.Total != 4 || row.Updated != 4 || row.Step != 3 || !row.Done {
+			t.Errorf("shard %s's row %+v, want its 4 Networks updated at step 3", row.Shard, row)
+		}
+	}
+	if err := allOn(v2)(); err != nil {
 		t.Error(err)
 	}
 }
