@@ -161,7 +161,7 @@ func TestRollout_StepsHaltAndUndo(t *testing.T) {
 	m.stop()
 	before := revisionCounts(t, k8s, ns, names)
 	v3 := networkChart(t, dir, 3, true)
-	startManager(t, bin, env, watchesFlag)
+	m = startManager(t, bin, env, watchesFlag)
 	testenv.Eventually(t, "the rollout of chart 3 halted", phaseIs(k8s, v3, rollout.PhaseHalted))
 	cr, err := readRollout(k8s, v3)
 	if err != nil {
@@ -229,6 +229,18 @@ func TestRollout_StepsHaltAndUndo(t *testing.T) {
 	testenv.Eventually(t, "the rollout of chart 3 undone", phaseIs(k8s, v3, rollout.PhaseUndone))
 	if err := allOn(v2)(); err != nil {
 		t.Error(err)
+	}
+
+	// Chart 1 again (a revert): its superseded rollout starts over.
+	m.stop()
+	if networkChart(t, dir, 1, false) != v1 {
+		t.Fatal("chart 1 written again has another digest")
+	}
+	startManager(t, bin, env, watchesFlag)
+	testenv.Eventually(t, "the rollout of chart 1 complete again", phaseIs(k8s, v1, rollout.PhaseComplete))
+	testenv.Eventually(t, "every Network back on chart 1", allOn(v1))
+	if cr, err := readRollout(k8s, v1); err != nil || len(cr.Status.History) != 3 || cr.Spec.StartedAt == nil {
+		t.Errorf("the rollout of chart 1, started again: %+v (err %v)", cr, err)
 	}
 }
 

@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/rudder-operator/rudder/internal/helm"
@@ -73,12 +75,13 @@ func priorChart(hist []stored.Revision, digest string) *stored.Revision {
 }
 
 // member is o's resource as the kind's rollout counts it, with ready its
-// Ready condition just computed; nil when the rollout is to leave it out: a
-// resource paused, or whose values or account are invalid, cannot move.
+// Ready condition just computed; skipped when the rollout is to leave it
+// out: a resource paused, or whose values or account are invalid, cannot
+// move.
 func (r *Reconciler) member(o *observation, ready bool) *rollout.Member {
 	f := o.Facts
 	if f.Paused || f.Deleting || f.ValuesErr != nil || f.ActorErr != nil {
-		return nil
+		return &rollout.Member{Key: o.key, Skip: true}
 	}
 	m := &rollout.Member{Key: o.key, UID: o.Resource.GetUID(), Ready: ready,
 		Canary: r.Watch.Rollout.Canaries.Matches(labels.Set(o.Resource.GetLabels()))}
@@ -123,17 +126,35 @@ func stores(hist []stored.Revision, digest string) bool {
 }
 
 // Members returns the resources of the kind this process reconciles, as the
-// last status written for each counts them for the kind's rollout.
-func (r *Reconciler) Members() []rollout.Member {
+// last status written for each counts them for the kind's rollout, and
+// whether every resource of the kind in the cache was counted so: until then
+// an order of them would change as the others are counted.
+func (r *Reconciler) Members(ctx context.Context) ([]rollout.Member, bool, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(r.Watch.GVK.GroupVersion().WithKind(r.Watch.GVK.Kind + "List"))
+	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, false, err
+	}
 	r.memory.mu.Lock()
 	defer r.memory.mu.Unlock()
+	complete := true
+	for i := range list.Items {
+		obj := &list.Items[i]
+		if !obj.GetDeletionTimestamp().IsZero() || !r.Watch.Selector.Matches(labels.Set(obj.GetLabels())) {
+			continue
+		}
+		if e, ok := r.memory.m[keyOf(obj)]; !ok || e.member == nil {
+			complete = false
+			break
+		}
+	}
 	out := make([]rollout.Member, 0, len(r.memory.m))
 	for _, e := range r.memory.m {
-		if e.member != nil {
+		if e.member != nil && !e.member.Skip {
 			out = append(out, *e.member)
 		}
 	}
-	return out
+	return out, complete, nil
 }
 
 // setMember records how the kind's rollout counts key's resource.

@@ -47,6 +47,10 @@ type Spec struct {
 	Namespaces []string `json:"namespaces,omitempty"`
 	Paused     bool     `json:"paused,omitempty"`
 	Undo       bool     `json:"undo,omitempty"`
+	// StartedAt is when rudder started the rollout again: the kind's chart
+	// came back to this one after another (a revert), and its steps start
+	// over from the first.
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 	// ResumedAt is when someone last resumed the rollout: a halted rollout
 	// goes on, with its failure budget whole again.
 	ResumedAt *metav1.Time `json:"resumedAt,omitempty"`

@@ -49,8 +49,11 @@ type Runner struct {
 	Client client.Client
 	Events events.EventRecorder
 	Clock  clock.PassiveClock
-	// Fleet is the kind's reconciler: the resources it counts.
-	Fleet interface{ Members() []Member }
+	// Fleet is the kind's reconciler: the resources it counts, and whether
+	// it counted every one it holds (until then, no resource is promoted).
+	Fleet interface {
+		Members(ctx context.Context) ([]Member, bool, error)
+	}
 	// Enqueue reconciles the resources whose chart the rollout changed.
 	Enqueue func(ctx context.Context, keys []types.NamespacedName)
 	// Every is how often the rollout is looked at; default one second.
@@ -120,7 +123,10 @@ func (r *Runner) tick(ctx context.Context) error {
 		return err
 	}
 	now := r.now()
-	members := r.Fleet.Members()
+	members, complete, err := r.Fleet.Members(ctx)
+	if err != nil || !complete {
+		return err // an order of part of the fleet changes as the rest is counted
+	}
 	order(members)
 	r.mu.Lock()
 	if r.timers == nil || r.timers.generation != cr.Generation {
@@ -173,7 +179,35 @@ func (r *Runner) read(ctx context.Context) (*ChartRollout, error) {
 	case err != nil:
 		return nil, err
 	}
-	return FromUnstructured(u)
+	cr, err := FromUnstructured(u)
+	if err != nil || cr.Status.Phase != PhaseSuperseded {
+		return cr, err
+	}
+	if r.coordinates() {
+		return nil, r.restart(ctx, cr) // read again at the next tick
+	}
+	return nil, nil // the coordinator starts it again
+}
+
+// restart starts cr, superseded, over from its first step: the kind's chart
+// came back to cr's after another. Its spec changes (startedAt), so that the
+// shards count anew, and its status starts empty.
+func (r *Runner) restart(ctx context.Context, cr *ChartRollout) error {
+	u := New()
+	u.SetName(cr.Name)
+	patch := fmt.Appendf(nil, `{"spec":{"startedAt":%q,"paused":false,"undo":false}}`, r.now().UTC().Format(time.RFC3339))
+	if err := r.Client.Patch(ctx, u, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("starting ChartRollout %s again: %w", cr.Name, err)
+	}
+	if err := r.applyCoordinator(ctx, cr, Status{}); err != nil {
+		return err
+	}
+	if err := r.supersede(ctx); err != nil {
+		return err
+	}
+	r.Events.Eventf(u, nil, corev1.EventTypeNormal, "Restarted", "Create",
+		"Chart %s of kind %s is back: it rolls out again in steps %v", r.Chart, r.Kind.Kind, r.Policy.Steps)
+	return nil
 }
 
 // create creates the kind's rollout of its chart at its first step, and

@@ -29,6 +29,9 @@ type Member struct {
 	Installed bool
 	// Deployed is when its deployed revision was written.
 	Deployed time.Time
+	// Skip leaves it out of the rollout: paused, or its values or account
+	// are invalid, it cannot move.
+	Skip bool
 	// Broken says its upgrade to the rollout's chart failed before anything
 	// was stored (the chart did not render, or its schema or rudder's scope
 	// refused it) for the values its chart before rendered: the chart is

@@ -13,9 +13,12 @@
 //   - rudder: bin/manager with its default flags.
 //
 // Each column runs in a fresh namespace, one column after the other, through
-// five scenarios: cold install, idle then churn (pods deleted continuously),
-// a change wave (a new image on every WebApp), a restart of the operator, and
-// delete all. CPU is user plus system time of the measured process, from
+// six scenarios: cold install, idle then churn (pods deleted continuously),
+// a change wave (a new image on every WebApp), a restart of the operator, a
+// chart rollout (rudder only: rudder started again with the WebApp chart
+// changed, rolled out in its default steps with no soak, until the
+// ChartRollout is Complete; each step's time is from its status), and delete
+// all. CPU is user plus system time of the measured process, from
 // /proc/PID/stat while it runs and its rusage once it has exited; peak RSS is
 // VmHWM (the kernel's high-water mark of resident memory, the binary's mapped
 // pages included); peak anonymous RSS is the most RssAnon of

@@ -31,8 +31,10 @@ type operator struct {
 	name string
 	bin  string
 	// args returns the flags for the given metrics and probe addresses.
-	args   func(metricsAddr, probeAddr string) []string
-	logDir string
+	args func(metricsAddr, probeAddr string) []string
+	// extraArgs are added to args from the next start on.
+	extraArgs []string
+	logDir    string
 
 	proc        *process
 	metricsAddr string
@@ -60,7 +62,7 @@ func (o *operator) start(timeout time.Duration) error {
 	}
 	o.starts++
 	logPath := filepath.Join(o.logDir, fmt.Sprintf("%s-%d.log", o.name, o.starts))
-	p, err := startProcess(o.bin, o.args(metricsAddr, probeAddr), nil, logPath)
+	p, err := startProcess(o.bin, append(o.args(metricsAddr, probeAddr), o.extraArgs...), nil, logPath)
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,12 @@ type result struct {
 	// which store nothing; nil when the endpoint does not have it.
 	RestartDryRuns *float64
 
+	// Rollout is the chart rollout (rudder only): a changed WebApp chart
+	// rolled out in rudder's default steps with no soak, until Complete;
+	// RolloutSteps are the seconds each step took, in order.
+	Rollout      spent
+	RolloutSteps []float64
+
 	// Delete is delete all, until every object is gone.
 	Delete spent
 
@@ -59,6 +65,6 @@ func newResult(n int) *result {
 	na := notApplicable
 	return &result{
 		N: n, Cold: notSpent, IdleCPUPerMin: na, ChurnCPUPerMin: na, Wave: notSpent,
-		RestartWall: na, RestartCPU: na, Delete: notSpent, PeakRSS: na, PeakAnonRSS: na, PeakHeap: na,
+		RestartWall: na, RestartCPU: na, Rollout: notSpent, Delete: notSpent, PeakRSS: na, PeakAnonRSS: na, PeakHeap: na,
 	}
 }

@@ -52,7 +52,7 @@ func (s *scenarioRun) logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: %s: %s\n", s.col.name, fmt.Sprintf(format, args...))
 }
 
-// run runs the five scenarios in order and returns the column's figures. An
+// run runs the six scenarios in order and returns the column's figures. An
 // error means a scenario did not converge in time, or the cluster failed.
 func (s *scenarioRun) run(ctx context.Context) (*result, error) {
 	s.res = newResult(s.cfg.N)
@@ -64,6 +64,7 @@ func (s *scenarioRun) run(ctx context.Context) (*result, error) {
 		{"idle and churn", s.idleAndChurn},
 		{"change wave", s.changeWave},
 		{"restart", s.restart},
+		{"chart rollout", s.chartRollout},
 		{"delete all", s.deleteAll},
 	}
 	u0, err := s.col.usage()

@@ -60,6 +60,17 @@ func atMostOfFloor(text string, share float64) *target {
 	}}
 }
 
+// rolloutStepRow is the time step i of the chart rollout took.
+func rolloutStepRow(i int) row {
+	return row{label: fmt.Sprintf("chart rollout: step %d (%s) took (s)", i+1, rolloutSteps[i]), format: "%.1f",
+		get: func(r *result) float64 {
+			if i >= len(r.RolloutSteps) {
+				return math.NaN()
+			}
+			return r.RolloutSteps[i]
+		}}
+}
+
 // perResource divides a count by the number of WebApps.
 func perResource(r *result, v float64) float64 { return v / float64(r.N) }
 
@@ -114,6 +125,11 @@ var rows = []row{
 			}
 			return perResource(r, *r.RestartDecodes)
 		}, target: atMost("≤ 1", 1)},
+	{label: "chart rollout in steps [1, 10%, 50%, 100%], no soak: time until Complete (s)", format: "%.1f",
+		get: func(r *result) float64 { return r.Rollout.wall }},
+	{label: "chart rollout: CPU (CPU-s)", format: "%.1f",
+		get: func(r *result) float64 { return r.Rollout.cpu }},
+	rolloutStepRow(0), rolloutStepRow(1), rolloutStepRow(2), rolloutStepRow(3),
 	{label: "delete all: time until gone (s)", format: "%.1f",
 		get: func(r *result) float64 { return r.Delete.wall }},
 	{label: "delete all: CPU (CPU-s)", format: "%.1f",
