@@ -48,11 +48,13 @@ const rolloutWatches = `- group: samplecrd.k8s.io
     onFailure: keep
 `
 
-// writeWatches writes dir/watches.yaml with rolloutWatches' soak and budget.
-func writeWatches(t *testing.T, dir, soak string, budget int) string {
+// writeWatches writes dir/watches.yaml with rolloutWatches' soak and
+// budget, and the entry's fields more.
+func writeWatches(t *testing.T, dir, soak string, budget int, more ...string) string {
 	t.Helper()
 	file := filepath.Join(dir, "watches.yaml")
-	if err := os.WriteFile(file, fmt.Appendf(nil, rolloutWatches, soak, budget), 0o600); err != nil {
+	entry := fmt.Sprintf(rolloutWatches, soak, budget) + strings.Join(more, "")
+	if err := os.WriteFile(file, []byte(entry), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return "--watches-file=" + file
@@ -76,7 +78,7 @@ func writeNetworkChart(t *testing.T, dir string, v int, broken, unrendered bool)
 	files := map[string]string{
 		"Chart.yaml": fmt.Sprintf("apiVersion: v2\nname: net\nversion: 0.%d.0\n", v),
 		"templates/configmap.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n"+
-			"data:\n  chart: %q\n  cidr: {{ .Values.cidr | quote }}\n", strconv.Itoa(v)),
+			"data:\n  chart: %q\n  cidr: {{ .Values.cidr | quote }}\n  label: {{ .Values.label | default \"none\" | quote }}\n", strconv.Itoa(v)),
 	}
 	if unrendered {
 		files["templates/configmap.yaml"] += "  broken: {{ .Values.nothing.here }}\n"
@@ -454,6 +456,105 @@ func TestRollout_TwoShards(t *testing.T) {
 	if err := allOn(v2)(); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestRollout_OverrideValues: a change of the kind's overrideValues is a
+// change of its chart. It rolls out in steps, and a Network not promoted
+// yet keeps the overrideValues its revision ran with when its spec changes.
+func TestRollout_OverrideValues(t *testing.T) {
+	t.Parallel() // an API server of its own
+	ctrllog.SetLogger(logr.Discard())
+	bin := buildManager(t)
+	env, k8s := startAPIServer(t, "")
+	ctx := context.Background()
+	dir := t.TempDir()
+	const ns = "fleet"
+	networkChart(t, dir, 1, false)
+	m := startManager(t, bin, env, writeWatches(t, dir, "0", 0, "  overrideValues: {label: a}\n"))
+	names := createNetworks(t, k8s, ns, 4)
+	labelsAre := func(want map[string]string) func() error {
+		return func() error {
+			for _, name := range names {
+				var cm corev1.ConfigMap
+				if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "network-" + name}, &cm); err != nil {
+					return err
+				}
+				if w, ok := want[name]; ok && cm.Data["label"] != w {
+					return fmt.Errorf("Network %s has label %q, want %q", name, cm.Data["label"], w)
+				}
+			}
+			return nil
+		}
+	}
+	testenv.Eventually(t, "every Network installed with label a", labelsAre(map[string]string{"net-0": "a", "net-1": "a", "net-2": "a", "net-3": "a"}))
+	withLabel := func(label string) (*rollout.ChartRollout, error) {
+		list := rollout.NewList()
+		if err := k8s.List(ctx, list); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			cr, err := rollout.FromUnstructured(&list.Items[i])
+			if err != nil {
+				return nil, err
+			}
+			if cr.Spec.OverrideValues["label"] == label {
+				return cr, nil
+			}
+		}
+		return nil, nil
+	}
+	// The rollout of label a records it: what a Network not promoted past it keeps.
+	testenv.Eventually(t, "the rollout of label a complete", func() error {
+		if cr, err := withLabel("a"); err != nil || cr == nil || cr.Status.Phase != rollout.PhaseComplete {
+			return fmt.Errorf("rollout of label a: %+v (err %v)", cr, err)
+		}
+		return nil
+	})
+	m.stop()
+
+	// Label b, and a soak that holds the rollout at its first step.
+	startManager(t, bin, env, writeWatches(t, dir, "1h", 0, "  overrideValues: {label: b}\n"))
+	var canary string
+	testenv.Eventually(t, "the canary on label b, the others held", func() error {
+		current, err := withLabel("b")
+		if err != nil {
+			return err
+		}
+		if current == nil || current.Status.Updated != 1 || current.Status.Step != 1 {
+			return fmt.Errorf("rollout of label b: %+v", current)
+		}
+		for _, name := range names {
+			var cm corev1.ConfigMap
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "network-" + name}, &cm); err != nil {
+				return err
+			}
+			if cm.Data["label"] == "b" {
+				canary = name
+			}
+		}
+		return nil
+	})
+	if canary == "" {
+		t.Fatal("no Network has label b")
+	}
+	other := names[0]
+	if other == canary {
+		other = names[1]
+	}
+	patch := []byte(`{"spec":{"cidr":"10.77.0.0/16","gateway":"10.77.0.1"}}`)
+	if err := k8s.Patch(ctx, fleetNetwork(ns, other, ""), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "the spec change of "+other+" upgraded with label a", func() error {
+		var cm corev1.ConfigMap
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "network-" + other}, &cm); err != nil {
+			return err
+		}
+		if cm.Data["cidr"] != "10.77.0.0/16" || cm.Data["label"] != "a" {
+			return fmt.Errorf("ConfigMap data %v", cm.Data)
+		}
+		return nil
+	})
 }
 
 func fleetNetwork(ns, name, cidr string) *unstructured.Unstructured {

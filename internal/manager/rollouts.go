@@ -30,16 +30,17 @@ func (b *builder) addRollout(r *reconcile.Reconciler, rollouts cache.Cache) erro
 		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
 	}
 	runner := &rollout.Runner{
-		Kind:       r.Watch.GVK,
-		Policy:     r.Watch.Rollout,
-		Chart:      chrt.Name() + "-" + chrt.Version(),
-		Digest:     chrt.Digest(),
-		Shard:      b.opts.Shard,
-		Namespaces: b.opts.Namespaces,
-		Reader:     rollouts,
-		Client:     b.mgr.GetClient(),
-		Events:     r.Recorder,
-		Fleet:      r,
+		Kind:           r.Watch.GVK,
+		Policy:         r.Watch.Rollout,
+		Chart:          chrt.Name() + "-" + chrt.Version(),
+		Digest:         r.Watch.ChartDigest(chrt.Digest()),
+		OverrideValues: r.Watch.OverrideValues,
+		Shard:          b.opts.Shard,
+		Namespaces:     b.opts.Namespaces,
+		Reader:         rollouts,
+		Client:         b.mgr.GetClient(),
+		Events:         r.Recorder,
+		Fleet:          r,
 	}
 	runner.Enqueue = r.Enqueue
 	r.Rollout = runner

@@ -64,7 +64,7 @@ func (d *differ) resource(ctx context.Context, obj *unstructured.Unstructured) (
 	if err != nil {
 		return res, err
 	}
-	chartDigest := chrt.Digest()
+	chartDigest := w.ChartDigest(chrt.Digest())
 	rel, err := hc.DryRun(ctx, helm.Spec{Name: res.Release, Chart: chrt, Values: rv.vals.Values,
 		PostRenderer: owner.PostRenderer{Owner: obj, Release: res.Release, Mapper: d.mapper, Scope: scope}})
 	if errors.Is(err, helm.ErrOperationInProgress) {

@@ -22,6 +22,9 @@ type memory struct {
 	m  map[types.NamespacedName]*entry
 	// noCache keeps every entry's cache empty (Reconciler.NoCaches).
 	noCache bool
+	// members counts the changes of the entries' member, and of the set
+	// of entries (rollout.go): the kind's rollout counts again only then.
+	members uint64
 }
 
 // entry is what memory keeps of one custom resource and its release. Each
@@ -88,6 +91,9 @@ func (m *memory) lookup(key types.NamespacedName, fn func(*entry)) bool {
 func (m *memory) Forget(key types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, ok := m.m[key]; ok {
+		m.members++
+	}
 	delete(m.m, key)
 }
 

@@ -34,7 +34,24 @@ type observation struct {
 func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured) (*observation, error) {
 	o := &observation{Observation: status.Observation{Resource: obj}, key: keyOf(obj)}
 	o.Release = types.NamespacedName{Namespace: obj.GetNamespace(), Name: r.Watch.ReleaseName(obj.GetName())}
-	o.values, o.Facts.ValuesErr = r.Watch.Values().Own(obj)
+	// The stored revisions come first: a resource a rollout has not promoted
+	// yet keeps the chart, and the overrideValues, its deployed revision ran.
+	hist, err := stored.History(ctx, r.Storage, o.Release.Namespace, o.Release.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.verify(o, hist); err != nil {
+		return nil, err
+	}
+	o.History = hist
+	o.Facts.FromHistory(hist)
+	var overrides map[string]string
+	if o.Facts.Want.Chart, o.chart, overrides, err = r.chartFor(ctx, o); err != nil {
+		return nil, err
+	}
+	pipeline := r.Watch.Values()
+	pipeline.Overrides = overrides
+	o.values, o.Facts.ValuesErr = pipeline.Own(obj)
 	o.Facts.Deleting = !obj.GetDeletionTimestamp().IsZero()
 	if actor, err := r.Impersonator.ActorFor(ctx, obj); err != nil {
 		reason := status.ReasonServiceAccountInvalid
@@ -69,15 +86,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 		o.Facts.DependsErr = r.Kinds.Check(ctx, reader, obj, r.Watch.GVK)
 	}
 
-	hist, err := stored.History(ctx, r.Storage, o.Release.Namespace, o.Release.Name)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.verify(o, hist); err != nil {
-		return nil, err
-	}
 	o.LastTest = r.memory.testOverlay(o.key, hist)
-	o.History = hist
 	now := r.now()
 	o.Facts.CaughtUp = r.memory.caughtUp(o.key, hist, now)
 	// Hooks are not run while storage catches up with our last action: that
@@ -88,9 +97,7 @@ func (r *Reconciler) observe(ctx context.Context, obj *unstructured.Unstructured
 	} else if o.Facts.Paused && !o.Facts.Deleting {
 		r.pausedHooks(o)
 	}
-	o.Facts.Want = plan.Digests{Values: o.values.Digest(), Chart: r.chartDigest}
-	o.Facts.FromHistory(hist)
-	o.Facts.Want.Chart, o.chart = r.chartFor(o)
+	o.Facts.Want.Values = o.values.Digest()
 	o.Facts.ForeignUnderWay = plan.UnderWay(o.Facts.Foreign, now)
 	r.memory.pruneRevisions(o.key, hist, o.Facts.Deployed, plan.FailedRevision(o.Facts.Latest))
 	if l := o.Facts.Latest; l != nil && plan.LeftByRudder(l, r.Holder) && l.Labels[stored.LabelHolder] != r.Holder && r.Holders != nil {

@@ -271,7 +271,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return fmt.Errorf("kind %s: %w", r.Watch.GVK.Kind, err)
 	}
-	r.chartDigest = chrt.Digest()
+	r.chartDigest = r.Watch.ChartDigest(chrt.Digest())
 	r.memory.noCache = r.NoCaches
 	r.initSeries()
 	r.testsDone = make(chan event.GenericEvent)

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -18,43 +19,58 @@ import (
 )
 
 // Rollout is what the reconciler asks of a kind's chart rollout
-// (rollout.Runner): whether a resource may run the kind's chart yet.
+// (rollout.Runner): whether a resource may run the kind's chart yet, and
+// what an earlier chart ran with.
 type Rollout interface {
 	// Promoted reports whether the resource of key is to run the kind's
 	// chart; on says it runs it already.
 	Promoted(key types.NamespacedName, on bool) bool
+	// Overrides returns the overrideValues the kind's revisions labeled
+	// with chart digest ran with; false when no rollout recorded them.
+	Overrides(ctx context.Context, digest string) (map[string]string, bool, error)
 }
 
-// chartFor returns the chart o's release is to run, as the digest its
-// revisions are labeled with and what loads it: the kind's chart, unless
-// the kind's rollout has not promoted the resource to it. A resource not
-// promoted keeps the chart its deployed revision stores, and one taken back
-// (undo, or a failure once the rollout halted) goes back to the chart of its
-// newest revision on another chart. A resource with nothing deployed is
-// installed with the kind's chart.
-func (r *Reconciler) chartFor(o *observation) (string, func() (*helm.Chart, error)) {
+// chartFor returns the chart o's release is to run: the digest its
+// revisions are labeled with, what loads it, and the overrideValues its
+// values take. It is the kind's chart, unless the kind's rollout has not
+// promoted the resource to it: a resource not promoted keeps the chart its
+// deployed revision stores, and one taken back (undo, or a failure once the
+// rollout halted) goes back to the chart of its newest revision on another
+// chart. A resource with nothing deployed is installed with the kind's
+// chart.
+func (r *Reconciler) chartFor(ctx context.Context, o *observation) (string, func() (*helm.Chart, error), map[string]string, error) {
 	d := o.Facts.Deployed
 	if r.Rollout == nil || d == nil {
-		return r.chartDigest, nil
+		return r.chartDigest, nil, r.Watch.OverrideValues, nil
 	}
 	on := plan.DigestsOf(d).Chart
 	if r.Rollout.Promoted(o.key, on == r.chartDigest) {
-		return r.chartDigest, nil
+		return r.chartDigest, nil, r.Watch.OverrideValues, nil
 	}
 	from := d
 	if on == r.chartDigest {
 		if from = priorChart(o.History, r.chartDigest); from == nil {
-			return r.chartDigest, nil // installed with it: there is no chart to go back to
+			return r.chartDigest, nil, r.Watch.OverrideValues, nil // installed with it: there is no chart to go back to
 		}
 	}
-	number := from.Number
-	return plan.DigestsOf(from).Chart, func() (*helm.Chart, error) {
+	digest, number := plan.DigestsOf(from).Chart, from.Number
+	overrides, ok, err := r.Rollout.Overrides(ctx, digest)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("reading the overrideValues chart %s ran with: %w", digest, err)
+	}
+	if !ok {
+		// A revision older than rollouts: its chart digest is of the chart
+		// alone, made when the kind's overrideValues were the same as now,
+		// or with nothing to tell them.
+		overrides = r.Watch.OverrideValues
+	}
+	return digest, func() (*helm.Chart, error) {
 		hc, err := r.helmFor(o)
 		if err != nil {
 			return nil, err
 		}
 		return hc.Chart(o.Release.Name, number)
-	}
+	}, overrides, nil
 }
 
 // priorChart returns the newest signed revision of hist that served another
@@ -83,7 +99,7 @@ func (r *Reconciler) member(o *observation, ready bool) *rollout.Member {
 	if f.Paused || f.Deleting || f.ValuesErr != nil || f.ActorErr != nil {
 		return &rollout.Member{Key: o.key, Skip: true}
 	}
-	m := &rollout.Member{Key: o.key, UID: o.Resource.GetUID(), Ready: ready,
+	m := &rollout.Member{Key: o.key, Rank: rollout.Rank(o.Resource.GetUID()), Ready: ready,
 		Canary: r.Watch.Rollout.Canaries.Matches(labels.Set(o.Resource.GetLabels()))}
 	if d := f.Deployed; d != nil {
 		m.Chart = plan.DigestsOf(d).Chart
@@ -159,7 +175,33 @@ func (r *Reconciler) Members(ctx context.Context) ([]rollout.Member, bool, error
 
 // setMember records how the kind's rollout counts key's resource.
 func (m *memory) setMember(key types.NamespacedName, member *rollout.Member) {
-	m.update(key, func(e *entry) { e.member = member })
+	m.update(key, func(e *entry) {
+		if !sameMember(e.member, member) {
+			m.members++ // under m.mu, which update holds
+		}
+		e.member = member
+	})
+}
+
+// sameMember reports whether a and b count the same.
+func sameMember(a, b *rollout.Member) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.Failure, y.Failure = nil, nil
+	if x != y || (a.Failure == nil) != (b.Failure == nil) {
+		return false
+	}
+	return a.Failure == nil || *a.Failure == *b.Failure
+}
+
+// FleetVersion changes whenever Members would return something else but for
+// the cache's resources that were not counted yet.
+func (r *Reconciler) FleetVersion() uint64 {
+	r.memory.mu.Lock()
+	defer r.memory.mu.Unlock()
+	return r.memory.members
 }
 
 // Enqueue reconciles the resources of keys: those a rollout just promoted or

@@ -42,6 +42,9 @@ type Spec struct {
 	Kind        string `json:"kind"`
 	Chart       string `json:"chart"`       // name-version, as helm list shows it
 	ChartDigest string `json:"chartDigest"` // the chart digest label of the revisions it makes
+	// OverrideValues are the kind's overrideValues with the chart: part of
+	// what it rolls out, and what a resource not promoted past it keeps.
+	OverrideValues map[string]string `json:"overrideValues,omitempty"`
 	// Namespaces are those whose resources it rolls out to, when the
 	// manager watches only them; none: every namespace.
 	Namespaces []string `json:"namespaces,omitempty"`

@@ -38,9 +38,11 @@ type Runner struct {
 	Kind   schema.GroupVersionKind
 	Policy watches.Rollout
 	// Chart and Digest are the kind's chart, as name-version and as its
-	// revisions' chart digest label.
-	Chart, Digest string
-	Shard         shard.Shard
+	// revisions' chart digest label (watches.Watch.ChartDigest), and
+	// OverrideValues its overrideValues.
+	Chart, Digest  string
+	OverrideValues map[string]string
+	Shard          shard.Shard
 	// Namespaces are those the manager watches; none: all.
 	Namespaces []string
 	// Reader reads ChartRollouts (a cache of them, unsharded); Client
@@ -53,6 +55,8 @@ type Runner struct {
 	// it counted every one it holds (until then, no resource is promoted).
 	Fleet interface {
 		Members(ctx context.Context) ([]Member, bool, error)
+		// FleetVersion changes whenever Members would return other members.
+		FleetVersion() uint64
 	}
 	// Enqueue reconciles the resources whose chart the rollout changed.
 	Enqueue func(ctx context.Context, keys []types.NamespacedName)
@@ -62,6 +66,17 @@ type Runner struct {
 	mu       sync.Mutex
 	promoted map[types.NamespacedName]bool // nil until the rollout was read: only those on the chart run it
 	timers   *timers
+	// counted is what the last count was made from: a rollout at rest
+	// (complete, superseded, undone, halted, paused) is counted again only
+	// when it or the fleet changed.
+	counted struct {
+		resourceVersion string
+		fleet           uint64
+	}
+	// rowWritten and statusWritten are when this process last wrote its
+	// row and, as coordinator, the rollout's fields: a change of counts
+	// alone is written at most every countsEvery.
+	rowWritten, statusWritten time.Time
 }
 
 // Promoted reports whether the resource of key is to run the kind's chart;
@@ -78,6 +93,26 @@ func (r *Runner) Promoted(key types.NamespacedName, on bool) bool {
 		return on // not counted yet: counted after its first status
 	}
 	return p
+}
+
+// Overrides returns the overrideValues the kind's revisions labeled with
+// chart digest ran with, as the rollout of that chart recorded them; false
+// when none did (revisions older than rollouts).
+func (r *Runner) Overrides(ctx context.Context, digest string) (map[string]string, bool, error) {
+	if digest == r.Digest {
+		return r.OverrideValues, true, nil
+	}
+	u := New()
+	if err := r.Reader.Get(ctx, client.ObjectKey{Name: Name(r.Kind, digest, r.Namespaces)}, u); apierrors.IsNotFound(err) {
+		return nil, false, nil
+	} else if err != nil {
+		return nil, false, err
+	}
+	cr, err := FromUnstructured(u)
+	if err != nil {
+		return nil, false, err
+	}
+	return cr.Spec.OverrideValues, true, nil
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable: only the
@@ -122,6 +157,10 @@ func (r *Runner) tick(ctx context.Context) error {
 	if err != nil || cr == nil {
 		return err
 	}
+	fleet := r.Fleet.FleetVersion()
+	if atRest(cr.Status.Phase) && r.counted.resourceVersion == cr.ResourceVersion && r.counted.fleet == fleet {
+		return nil
+	}
 	now := r.now()
 	members, complete, err := r.Fleet.Members(ctx)
 	if err != nil || !complete {
@@ -143,16 +182,52 @@ func (r *Runner) tick(ctx context.Context) error {
 	r.Enqueue(ctx, changed)
 	observe(r.Kind.Kind, cr)
 
+	pending := false
 	if mine := r.rowOf(cr); mine == nil || !equality.Semantic.DeepEqual(*mine, row) {
-		if err := r.writeRow(ctx, cr, row); err != nil {
+		if mine != nil && countsOnly(*mine, row) && now.Sub(r.rowWritten) < countsEvery {
+			pending = true
+		} else {
+			if err := r.writeRow(ctx, cr, row); err != nil {
+				return err
+			}
+			r.rowWritten = now
+			setRow(cr, row)
+		}
+	}
+	if r.coordinates() {
+		held, err := r.coordinate(ctx, cr, now)
+		if err != nil {
 			return err
 		}
-		setRow(cr, row)
+		pending = pending || held
 	}
-	if !r.coordinates() {
-		return nil
+	if !pending {
+		r.counted.resourceVersion, r.counted.fleet = cr.ResourceVersion, fleet
 	}
-	return r.coordinate(ctx, cr, now)
+	return nil
+}
+
+// countsEvery is how often a change of a rollout's counts alone (total,
+// updated, Ready) is written: each write is an API request, and every
+// resource's upgrade changes them.
+const countsEvery = 10 * time.Second
+
+// countsOnly reports whether rows a and b differ in their counts of
+// resources alone, which wait for countsEvery.
+func countsOnly(a, b ShardStatus) bool {
+	a.Total, a.Updated, a.Ready = 0, 0, 0
+	b.Total, b.Updated, b.Ready = 0, 0, 0
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// atRest reports whether a rollout in phase moves no resource but those the
+// fleet's changes move: no timer of a step runs.
+func atRest(phase string) bool {
+	switch phase {
+	case PhaseComplete, PhaseSuperseded, PhaseUndone, PhaseHalted, PhasePaused:
+		return true
+	}
+	return false
 }
 
 // changed returns the keys whose promotion differs in next from now.
@@ -215,7 +290,8 @@ func (r *Runner) restart(ctx context.Context, cr *ChartRollout) error {
 func (r *Runner) create(ctx context.Context) (*ChartRollout, error) {
 	cr := &ChartRollout{ObjectMeta: metav1.ObjectMeta{Name: r.name(),
 		Labels: map[string]string{"app.kubernetes.io/managed-by": "rudder", LabelKind: LabelValue(r.Kind)}},
-		Spec: Spec{Group: r.Kind.Group, Kind: r.Kind.Kind, Chart: r.Chart, ChartDigest: r.Digest, Namespaces: r.Namespaces}}
+		Spec: Spec{Group: r.Kind.Group, Kind: r.Kind.Kind, Chart: r.Chart, ChartDigest: r.Digest, OverrideValues: r.OverrideValues,
+			Namespaces: r.Namespaces}}
 	u, err := ToUnstructured(cr)
 	if err != nil {
 		return nil, err
@@ -257,18 +333,40 @@ func (r *Runner) supersede(ctx context.Context) error {
 }
 
 // coordinate moves cr from the shards' rows and writes what changed.
-func (r *Runner) coordinate(ctx context.Context, cr *ChartRollout, now time.Time) error {
+// It returns true when it held a change of counts alone back (countsEvery).
+func (r *Runner) coordinate(ctx context.Context, cr *ChartRollout, now time.Time) (bool, error) {
 	c := coordinator{policy: r.Policy, shards: max(r.Shard.Count, 1), now: now}
 	next := c.next(cr)
 	prev := cr.Status
 	if equality.Semantic.DeepEqual(coordinatorFields(prev), coordinatorFields(withoutTimes(next, prev))) {
-		return nil
+		return false, nil
+	}
+	if statusCountsOnly(prev, next) && now.Sub(r.statusWritten) < countsEvery {
+		return true, nil
 	}
 	if err := r.applyCoordinator(ctx, cr, next); err != nil {
-		return err
+		return false, err
 	}
+	r.statusWritten = now
 	r.announce(cr, prev, next)
-	return nil
+	return false, nil
+}
+
+// statusCountsOnly reports whether a and b differ in their counts of
+// resources alone, and the conditions' messages that quote them.
+func statusCountsOnly(a, b Status) bool {
+	strip := func(st Status) Status {
+		st = coordinatorFields(st)
+		st.Total, st.Updated, st.Ready = 0, 0, 0
+		conds := make([]metav1.Condition, len(st.Conditions))
+		for i, c := range st.Conditions {
+			c.Message, c.LastTransitionTime = "", metav1.Time{}
+			conds[i] = c
+		}
+		st.Conditions = conds
+		return st
+	}
+	return equality.Semantic.DeepEqual(strip(a), strip(b))
 }
 
 // withoutTimes returns next with the conditions' transition times of prev

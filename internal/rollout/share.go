@@ -15,8 +15,8 @@ import (
 // Member is one resource of the kind, as the reconciler last saw it.
 type Member struct {
 	Key    types.NamespacedName
-	UID    types.UID
-	Canary bool // its labels match the kind's rollout.canaries
+	Rank   uint64 // Rank of its UID: its place among the others
+	Canary bool   // its labels match the kind's rollout.canaries
 	// Chart is the chart digest of its deployed revision; "" when none is.
 	Chart string
 	// Ready is its Ready condition as the reconciler last wrote it.
@@ -39,15 +39,18 @@ type Member struct {
 	Broken bool
 }
 
+// Rank is a hash of a resource's UID, which orders it among the others: it
+// spreads each step over namespaces and does not change while the resource
+// lives.
+func Rank(uid types.UID) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(uid))
+	return h.Sum64()
+}
+
 // order sorts members in the order a rollout promotes them: canaries first,
-// then by a hash of the UID, which spreads each step over namespaces and
-// does not change while the resource lives.
+// then by Rank.
 func order(members []Member) {
-	key := func(m Member) uint64 {
-		h := fnv.New64a()
-		_, _ = h.Write([]byte(m.UID))
-		return h.Sum64()
-	}
 	slices.SortFunc(members, func(a, b Member) int {
 		if a.Canary != b.Canary {
 			if a.Canary {
@@ -55,7 +58,7 @@ func order(members []Member) {
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(key(a), key(b)), cmp.Compare(a.Key.String(), b.Key.String()))
+		return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Key.Namespace, b.Key.Namespace), cmp.Compare(a.Key.Name, b.Key.Name))
 	})
 }
 

@@ -14,7 +14,7 @@ import (
 func members(n int, chart string) []Member {
 	out := make([]Member, n)
 	for i := range out {
-		out[i] = Member{Key: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("r%d", i)}, UID: types.UID(fmt.Sprintf("uid-%d", i)), Chart: chart}
+		out[i] = Member{Key: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("r%d", i)}, Rank: Rank(types.UID(fmt.Sprintf("uid-%d", i))), Chart: chart}
 	}
 	return out
 }

@@ -1,13 +1,17 @@
 package watches
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -75,6 +79,22 @@ type Watch struct {
 	// Rollout says how a change of the chart reaches the kind's resources: in steps (rollout). Default
 	// DefaultRollout().
 	Rollout Rollout
+}
+
+// ChartDigest is what each revision of w's resources is labeled as made
+// from besides its values: the digest of w's chart, chart, and, when w has
+// overrideValues, of them too. A change of either is a change of the kind's
+// chart, which its rollout stages.
+func (w Watch) ChartDigest(chart string) string {
+	if len(w.OverrideValues) == 0 {
+		return chart
+	}
+	h := sha256.New()
+	h.Write([]byte(chart))
+	for _, k := range slices.Sorted(maps.Keys(w.OverrideValues)) {
+		fmt.Fprintf(h, "\x00%s=%s", k, w.OverrideValues[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // Load reads the watches file name inside fsys, validates every entry and loads every chart. Chart paths are
