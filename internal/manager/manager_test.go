@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -171,19 +172,48 @@ func adminKubeconfig(t *testing.T, env *envtest.Environment) string {
 	return p
 }
 
+// built is the manager binary the package's tests run, built once: a link
+// per test cost the unit phase a minute of both cores.
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// buildManager returns the manager binary, built from the repository once
+// for the package's tests; it is removed when the process exits (TestMain).
 func buildManager(t *testing.T) string {
 	t.Helper()
-	root, err := testenv.Root()
-	if err != nil {
-		t.Fatal(err)
+	built.once.Do(func() {
+		root, err := testenv.Root()
+		if err != nil {
+			built.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "rudder-manager-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.bin = filepath.Join(dir, "manager")
+		cmd := exec.Command("go", "build", "-o", built.bin, "./cmd/manager")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	bin := filepath.Join(t.TempDir(), "manager")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/manager")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.bin != "" {
+		_ = os.RemoveAll(filepath.Dir(built.bin))
 	}
-	return bin
+	os.Exit(code)
 }
 
 func freeAddr(t *testing.T) string {

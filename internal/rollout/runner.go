@@ -127,19 +127,27 @@ func (r *Runner) Start(ctx context.Context) error {
 	if every == 0 {
 		every = time.Second
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
+	wait := every
 	var last string // the error logged last, again at most once a minute
 	var logged time.Time
 	for {
-		if err := r.tick(ctx); err != nil && ctx.Err() == nil && (err.Error() != last || time.Since(logged) > time.Minute) {
-			last, logged = err.Error(), time.Now()
-			log.Error(err, "Cannot move the chart rollout: resources not promoted keep the chart they run")
+		err := r.tick(ctx)
+		switch {
+		case err == nil:
+			wait = every
+		case ctx.Err() == nil:
+			// A cluster without the ChartRollout kind, or rights to it,
+			// is asked again ever less often, up to once a minute.
+			wait = min(2*wait, time.Minute)
+			if err.Error() != last || time.Since(logged) > time.Minute {
+				last, logged = err.Error(), time.Now()
+				log.Error(err, "Cannot move the chart rollout: resources not promoted keep the chart they run")
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-time.After(wait):
 		}
 	}
 }

@@ -28,7 +28,7 @@ const rolloutWatches = `- group: webapp.my.domain
   rollout:
     steps: [1, "10%", "50%", "100%"]
     soak: "0"
-    stepTimeout: 30s
+    stepTimeout: 15s
     failureBudget: 0
     onFailure: rollback
 `
