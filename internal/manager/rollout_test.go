@@ -506,7 +506,7 @@ func TestRollout_OverrideValues(t *testing.T) {
 	// The rollout of label a records it: what a Network not promoted past it keeps.
 	testenv.Eventually(t, "the rollout of label a complete", func() error {
 		if cr, err := withLabel("a"); err != nil || cr == nil || cr.Status.Phase != rollout.PhaseComplete {
-			return fmt.Errorf("rollout of label a: %+v (err %v)", cr, err)
+			return fmt.Errorf("rollout of label a: %+v (err %w)", cr, err)
 		}
 		return nil
 	})

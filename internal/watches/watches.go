@@ -92,7 +92,7 @@ func (w Watch) ChartDigest(chart string) string {
 	h := sha256.New()
 	h.Write([]byte(chart))
 	for _, k := range slices.Sorted(maps.Keys(w.OverrideValues)) {
-		fmt.Fprintf(h, "\x00%s=%s", k, w.OverrideValues[k])
+		h.Write([]byte("\x00" + k + "=" + w.OverrideValues[k]))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rudder-operator/rudder"
-	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/rollout"
+	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 // rolloutSteps are the steps of the chart rollout scenario: rudder's default.
@@ -62,11 +62,15 @@ func changedChart(dir string, stepTimeout time.Duration) (string, string, error)
 	if err := os.WriteFile(watchesFile, fmt.Appendf(nil, rolloutWatches, stepTimeout), 0o600); err != nil {
 		return "", "", err
 	}
-	c, err := helm.LoadChart(os.DirFS(dir), "charts/webapp")
+	ws, err := watches.LoadFile(watchesFile)
 	if err != nil {
 		return "", "", err
 	}
-	return watchesFile, c.Digest(), nil
+	c, err := ws[0].LoadChart()
+	if err != nil {
+		return "", "", err
+	}
+	return watchesFile, ws[0].ChartDigest(c.Digest()), nil
 }
 
 // chartRollout restarts rudder with a changed WebApp chart and measures the

@@ -14,21 +14,21 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	rhelm "github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/rollout"
+	"github.com/rudder-operator/rudder/internal/watches"
 )
 
 // rolloutWatches serves WebApp with the chart copied next to it, rolled out
-// in the default steps with no soak and a short step timeout.
+// in the default steps with a short soak, and the step timeout given.
 const rolloutWatches = `- group: webapp.my.domain
   version: v1
   kind: WebApp
   chart: webapp
   maxConcurrentReconciles: 8
   rollout:
-    steps: [1, "10%", "50%", "100%"]
-    soak: "0"
-    stepTimeout: 15s
+    steps: [1, "10%%", "50%%", "100%%"]
+    soak: 3s
+    stepTimeout: %s
     failureBudget: 0
     onFailure: rollback
 `
@@ -37,6 +37,12 @@ const rolloutWatches = `- group: webapp.my.domain
 // annotated with version v; unschedulable adds a nodeSelector no node
 // matches, so that its pods never run and no WebApp on it is Ready.
 func webAppChart(t *testing.T, dir string, v int, unschedulable bool) string {
+	return writeWebAppChart(t, dir, v, unschedulable, false)
+}
+
+// writeWebAppChart is webAppChart; unrendered adds a template that does not
+// render.
+func writeWebAppChart(t *testing.T, dir string, v int, unschedulable, unrendered bool) string {
 	t.Helper()
 	chart := filepath.Join(dir, "webapp")
 	if err := os.RemoveAll(chart); err != nil {
@@ -60,11 +66,28 @@ func webAppChart(t *testing.T, dir string, v int, unschedulable bool) string {
 	if err := os.WriteFile(file, []byte(tmpl), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := rhelm.LoadChart(os.DirFS(dir), "webapp")
+	if unrendered {
+		broken := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-broken\ndata:\n  x: {{ .Values.no.such.value }}\n"
+		if err := os.WriteFile(filepath.Join(chart, "templates", "broken.yaml"), []byte(broken), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return chartDigest(t, dir)
+}
+
+// chartDigest is the chart digest rudder labels the revisions of the
+// WebApp entry of dir/watches.yaml with.
+func chartDigest(t *testing.T, dir string) string {
+	t.Helper()
+	ws, err := watches.Load(os.DirFS(dir), "watches.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.Digest()
+	c, err := ws[0].LoadChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws[0].ChartDigest(c.Digest())
 }
 
 // chartRollout reads the ChartRollout of the WebApp chart digest for the operator of namespace ns.
@@ -96,22 +119,31 @@ func templates(t *testing.T, ns string) map[string]string {
 	return out
 }
 
-// TestRollout_FleetOfWebApps: 100 WebApps and two chart changes, on the
+// TestRollout_FleetOfWebApps: 100 WebApps and three chart changes, on the
 // local cluster.
 //   - A good chart reaches them in the steps of watches.yaml, each seen in
-//     order in the ChartRollout's status; all end on it.
+//     order in the ChartRollout's status, though the manager is killed
+//     (SIGKILL) mid-way; all end on it.
 //   - A chart whose pods never run halts at the canary step: the canary is
 //     not Ready within stepTimeout, is rolled back (onFailure: rollback), and
 //     no other WebApp's Deployment changes. A spec change to one of them
 //     during the halt lands with the chart it runs. Undo ends it.
+//   - A chart that does not render halts at the first WebApp it is tried on,
+//     and no release gets a revision.
 func TestRollout_FleetOfWebApps(t *testing.T) {
 	t.Parallel() // its own operator over its own namespace
 	const ns = "rollout-fleet"
 	dir := t.TempDir()
 	watchesFile := filepath.Join(dir, "watches.yaml")
-	if err := os.WriteFile(watchesFile, []byte(rolloutWatches), 0o600); err != nil {
-		t.Fatal(err)
+	// A step timeout long enough for a killed manager's successor to unlock
+	// what it left pending (its Lease expires, storage settles); a short one
+	// for the chart whose pods never run.
+	stepTimeout := func(d string) {
+		if err := os.WriteFile(watchesFile, fmt.Appendf(nil, rolloutWatches, d), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
+	stepTimeout("3m")
 	webAppChart(t, dir, 1, false)
 	op := privateOperator(t, ns, "--watches-file="+watchesFile)
 	apps := newFleet(t, []string{ns}, 100)
@@ -123,22 +155,38 @@ func TestRollout_FleetOfWebApps(t *testing.T) {
 	op.restart(t, "SIGTERM")
 	var seen []int
 	started := time.Now()
-	eventuallyEvery(t, apps.timeout(), 200*time.Millisecond, "the rollout of chart 2 complete", func() error {
-		cr, err := chartRollout(ns, v2)
-		if err != nil {
-			return err
+	step := func(until func(cr *rollout.ChartRollout) error) func() error {
+		return func() error {
+			cr, err := chartRollout(ns, v2)
+			if err != nil {
+				return err
+			}
+			if s := cr.Status.Step; s != 0 && (len(seen) == 0 || seen[len(seen)-1] != s) {
+				seen = append(seen, s)
+			}
+			return until(cr)
 		}
-		if s := cr.Status.Step; s != 0 && (len(seen) == 0 || seen[len(seen)-1] != s) {
-			seen = append(seen, s)
+	}
+	eventuallyEvery(t, apps.timeout(), 200*time.Millisecond, "step 2 of chart 2 under way", step(func(cr *rollout.ChartRollout) error {
+		if cr.Status.Step < 2 {
+			return fmt.Errorf("step %s", cr.Status.StepText)
 		}
+		return nil
+	}))
+	op.kill(t)
+	op.startAgain(t)
+	eventuallyEvery(t, apps.timeout(), 200*time.Millisecond, "the rollout of chart 2 complete", step(func(cr *rollout.ChartRollout) error {
 		if cr.Status.Phase != rollout.PhaseComplete || cr.Status.Updated != 100 {
 			return fmt.Errorf("phase %q at step %s, %d of %d updated", cr.Status.Phase, cr.Status.StepText, cr.Status.Updated, cr.Status.Total)
 		}
 		return nil
-	})
-	t.Logf("chart 2 reached 100 WebApps in %s, steps seen %v", time.Since(started).Round(time.Second), seen)
+	}))
+	t.Logf("chart 2 reached 100 WebApps in %s, steps seen %v, the manager killed once step 2 was under way", time.Since(started).Round(time.Second), seen)
 	if !slices.Equal(seen, []int{1, 2, 3, 4}) {
 		t.Errorf("steps seen %v, want 1, 2, 3, 4", seen)
+	}
+	if cr, err := chartRollout(ns, v2); err != nil || len(cr.Status.History) != 4 {
+		t.Errorf("status.history of chart 2's rollout: want each of 4 steps once, saw %+v (err %v)", cr, err)
 	}
 	for name, tmpl := range templates(t, ns) {
 		if !strings.HasPrefix(tmpl, "chart 2,") {
@@ -149,6 +197,7 @@ func TestRollout_FleetOfWebApps(t *testing.T) {
 	t.Log("a chart whose pods never run: halted at the canary")
 	before := templates(t, ns)
 	v3 := webAppChart(t, dir, 3, true)
+	stepTimeout("15s")
 	op.restart(t, "SIGTERM")
 	var halted *rollout.ChartRollout
 	eventually(t, "the rollout of chart 3 halted", func() error {
@@ -216,4 +265,34 @@ func TestRollout_FleetOfWebApps(t *testing.T) {
 		}
 		return nil
 	})
+
+	t.Log("a chart that does not render: halted at the first WebApp")
+	before2, err := apps.newest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v4 := writeWebAppChart(t, dir, 4, false, true)
+	op.restart(t, "SIGTERM")
+	eventually(t, "the rollout of chart 4 halted", func() error {
+		cr, err := chartRollout(ns, v4)
+		if err != nil {
+			return err
+		}
+		if cr.Status.Phase != rollout.PhaseHalted {
+			return fmt.Errorf("phase %q at step %s, %d failed", cr.Status.Phase, cr.Status.StepText, cr.Status.Failed)
+		}
+		if cr.Status.Failed != 1 || cr.Status.Step != 1 {
+			return fmt.Errorf("halted with %d failed at step %s, want 1 at step 1", cr.Status.Failed, cr.Status.StepText)
+		}
+		return nil
+	})
+	after2, err := apps.newest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for release, rev := range before2 {
+		if strings.HasPrefix(release, ns+"/") && after2[release].version != rev.version {
+			t.Errorf("release %s went from revision %d to %d: a chart that does not render stores none", release, rev.version, after2[release].version)
+		}
+	}
 }
