@@ -105,7 +105,7 @@ type view struct {
 	target  string // the chart digest rolled out
 	phase   string
 	step    int       // from 1
-	created time.Time // the ChartRollout's: a member on the chart deployed before it is not gated
+	created time.Time // the ChartRollout's: a member on the chart deployed before it, or installed with it, is not gated
 	now     time.Time
 }
 
@@ -119,7 +119,9 @@ func (v view) count(members []Member, t *timers) tally {
 	done, undone := true, true
 	for i, m := range members {
 		on := m.Chart == v.target
-		before := on && !m.Deployed.IsZero() && m.Deployed.Before(v.created)
+		// Not part of the rollout: a resource that ran the chart before it
+		// began, or that never ran another (installed with it).
+		before := on && (m.Installed || !m.Deployed.IsZero() && m.Deployed.Before(v.created))
 		if !before {
 			v.failure(m, on, i < gate, t)
 		}

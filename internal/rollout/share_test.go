@@ -131,6 +131,19 @@ func TestCount_StepsGateOnReadinessAndSoak(t *testing.T) {
 	}
 }
 
+func TestCount_InstalledWithTheChartIsNotGated(t *testing.T) {
+	created := time.Unix(1000, 0)
+	policy := watches.Rollout{Steps: []watches.Step{{N: 1}, {N: 100, Percent: true}}, StepTimeout: time.Second, Soak: time.Hour}
+	v := view{policy: policy, target: "new", phase: PhaseProgressing, step: 1, created: created, now: created.Add(time.Hour)}
+	ms := members(3, "new")
+	for i := range ms {
+		ms[i].Deployed, ms[i].Installed = created.Add(time.Minute), true // a fleet installed after the rollout began
+	}
+	if tl := v.count(ms, newTimers(1)); !tl.status.Done || tl.status.Failed != 0 {
+		t.Errorf("a fleet installed with the chart: %+v", tl.status)
+	}
+}
+
 func TestCount_OnTheChartBeforeTheRolloutIsNotGated(t *testing.T) {
 	created := time.Unix(1000, 0)
 	policy := watches.Rollout{Steps: []watches.Step{{N: 100, Percent: true}}, StepTimeout: time.Second, Soak: time.Hour}
