@@ -184,24 +184,7 @@ func TestRollout_StepsHaltAndUndo(t *testing.T) {
 	}
 
 	// A spec change during the halt lands with the chart the Network runs.
-	other := names[0]
-	if other == canary {
-		other = names[1]
-	}
-	patch := []byte(`{"spec":{"cidr":"10.99.0.0/16","gateway":"10.99.0.1"}}`)
-	if err := k8s.Patch(ctx, fleetNetwork(ns, other, ""), client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, "the spec change upgraded "+other+" on chart 2", func() error {
-		var cm corev1.ConfigMap
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "network-" + other}, &cm); err != nil {
-			return err
-		}
-		if cm.Data["cidr"] != "10.99.0.0/16" || cm.Data["chart"] != "2" {
-			return fmt.Errorf("ConfigMap data %v", cm.Data)
-		}
-		return nil
-	})
+	other := changeAnother(t, k8s, ns, names, canary, "10.99", "chart", "2")
 	testenv.Eventually(t, other+" deployed on chart 2", func() error {
 		if got := deployedChart(t, k8s, ns, "network-"+other); got != v2 {
 			return fmt.Errorf("Network %s runs %q after its spec change, want chart 2", other, got)
@@ -537,24 +520,34 @@ func TestRollout_OverrideValues(t *testing.T) {
 	if canary == "" {
 		t.Fatal("no Network has label b")
 	}
+	changeAnother(t, k8s, ns, names, canary, "10.77", "label", "a")
+}
+
+// changeAnother changes the cidr of a Network of names other than canary to
+// prefix.0.0/16 and waits until its ConfigMap has it, with key at want: what
+// the chart it runs renders. It returns the Network's name.
+func changeAnother(t *testing.T, k8s client.Client, ns string, names []string, canary, prefix, key, want string) string {
+	t.Helper()
+	ctx := context.Background()
 	other := names[0]
 	if other == canary {
 		other = names[1]
 	}
-	patch := []byte(`{"spec":{"cidr":"10.77.0.0/16","gateway":"10.77.0.1"}}`)
+	patch := fmt.Appendf(nil, `{"spec":{"cidr":"%[1]s.0.0/16","gateway":"%[1]s.0.1"}}`, prefix)
 	if err := k8s.Patch(ctx, fleetNetwork(ns, other, ""), client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, "the spec change of "+other+" upgraded with label a", func() error {
+	testenv.Eventually(t, "the spec change of "+other+" upgraded with "+key+" "+want, func() error {
 		var cm corev1.ConfigMap
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "network-" + other}, &cm); err != nil {
 			return err
 		}
-		if cm.Data["cidr"] != "10.77.0.0/16" || cm.Data["label"] != "a" {
+		if cm.Data["cidr"] != prefix+".0.0/16" || cm.Data[key] != want {
 			return fmt.Errorf("ConfigMap data %v", cm.Data)
 		}
 		return nil
 	})
+	return other
 }
 
 func fleetNetwork(ns, name, cidr string) *unstructured.Unstructured {
