@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/rudder-operator/rudder/internal/apicalls"
 	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/identity"
@@ -97,6 +98,7 @@ func (b *builder) connect() (err error) {
 	}
 	b.cfg = rest.CopyConfig(cfg)
 	b.cfg.QPS, b.cfg.Burst = b.opts.KubeAPIQPS, b.opts.KubeAPIBurst
+	apicalls.Count(b.cfg)
 	if err := b.opts.Shard.Check(); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/rudder-operator/rudder/internal/apicalls"
 	"github.com/rudder-operator/rudder/internal/depends"
 	"github.com/rudder-operator/rudder/internal/helm"
 	"github.com/rudder-operator/rudder/internal/hook"
@@ -129,11 +130,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("release", r.Watch.ReleaseName(obj.GetName())))
 	if obj.GetDeletionTimestamp().IsZero() && !controllerutil.ContainsFinalizer(obj, Finalizer) {
-		if err := r.addFinalizer(ctx, obj); err != nil {
+		if err := r.addFinalizer(apicalls.WithStep(ctx, "finalizer"), obj); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	o, err := r.observe(ctx, obj)
+	o, err := r.observe(apicalls.WithStep(ctx, "observe"), obj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -153,7 +154,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.reportOutOfBand(ctx, o)
 	if st != plan.StepUninstall && st != plan.StepNone && o.Facts.ActorErr == nil {
-		r.assess(ctx, o, false) // the serving revision's health, whatever the step does
+		r.assess(apicalls.WithStep(ctx, "assess"), o, false) // the serving revision's health, whatever the step does
 	}
 	if st.WritesRevision() && r.Lease != nil {
 		done, err := r.Lease.Hold(ctx)
@@ -162,7 +163,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		defer done()
 	}
-	res, err := r.run(ctx, st, o)
+	res, err := r.run(apicalls.WithStep(ctx, string(st)), st, o)
 	if err != nil && helm.NamespaceTerminating(err) {
 		// A repair or a hook met the namespace's deletion, which reaches
 		// this resource next: not an error of the release.
@@ -173,7 +174,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if o.done {
 		return res, err
 	}
-	wait, serr := r.writeStatus(ctx, o)
+	wait, serr := r.writeStatus(apicalls.WithStep(ctx, "status"), o)
 	if serr != nil && err == nil {
 		err = serr
 	}

@@ -19,6 +19,7 @@ const (
 	metricHeapAlloc       = "go_memstats_heap_alloc_bytes"
 	metricReleaseDecodes  = "rudder_release_decodes_total"
 	metricDryRuns         = "rudder_drift_comparisons_total"
+	metricProfile         = "rudder_api_requests_total"
 	labelRequestMethod    = "method"
 	writeVerbsDescription = "POST/PUT/PATCH/DELETE"
 )
@@ -82,6 +83,27 @@ func (s scrape) byLabel(name, label string) counts {
 func (s scrape) requests() counts {
 	return s.byLabel(metricRequests, labelRequestMethod)
 }
+
+// profile returns rudder's API requests by step, verb and resource, each
+// key the three joined by profileSep; empty for an operator without them.
+func (s scrape) profile() counts {
+	out := counts{}
+	f, ok := s[metricProfile]
+	if !ok {
+		return out
+	}
+	for _, m := range f.GetMetric() {
+		l := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			l[lp.GetName()] = lp.GetValue()
+		}
+		out[strings.Join([]string{l["step"], l["verb"], l["resource"]}, profileSep)] += value(m)
+	}
+	return out
+}
+
+// profileSep joins the labels of a profile key.
+const profileSep = " "
 
 // heapBytes returns the Go heap in use, or the allocated heap when the
 // endpoint lacks the in-use figure; 0 when it has neither.

@@ -17,10 +17,12 @@ import (
 type usage struct {
 	cpu      float64
 	requests counts
+	// profile is rudder's requests by step, verb and resource (scrape.profile).
+	profile counts
 }
 
 func (u usage) sub(v usage) usage {
-	return usage{cpu: u.cpu - v.cpu, requests: u.requests.sub(v.requests)}
+	return usage{cpu: u.cpu - v.cpu, requests: u.requests.sub(v.requests), profile: u.profile.sub(v.profile)}
 }
 
 // operator is an operator binary under measurement: started, stopped and
@@ -115,13 +117,13 @@ func (o *operator) stop() error {
 	o.samplePeaks()
 	// Requests are read just before SIGTERM; those of the shutdown itself are
 	// not counted. CPU is read from the exited process's rusage.
-	var requests counts
+	var requests, profile counts
 	if s, err := o.scrape(); err == nil {
-		requests = s.requests()
+		requests, profile = s.requests(), s.profile()
 	}
 	err := o.proc.stop(time.Minute)
 	o.mu.Lock()
-	o.done = usage{cpu: o.done.cpu + o.proc.exitCPU(), requests: o.done.requests.add(requests)}
+	o.done = usage{cpu: o.done.cpu + o.proc.exitCPU(), requests: o.done.requests.add(requests), profile: o.done.profile.add(profile)}
 	o.peakRSS = max(o.peakRSS, o.proc.exitMaxRSS())
 	o.mu.Unlock()
 	if err != nil {
@@ -133,7 +135,7 @@ func (o *operator) stop() error {
 // usage returns what every process of the operator has used so far.
 func (o *operator) usage() (usage, error) {
 	o.mu.Lock()
-	u := usage{cpu: o.done.cpu, requests: counts{}.add(o.done.requests)}
+	u := usage{cpu: o.done.cpu, requests: counts{}.add(o.done.requests), profile: counts{}.add(o.done.profile)}
 	o.mu.Unlock()
 	if o.proc == nil || !o.proc.running() {
 		return u, nil
@@ -146,7 +148,7 @@ func (o *operator) usage() (usage, error) {
 	if err != nil {
 		return u, err
 	}
-	return usage{cpu: u.cpu + cpu, requests: u.requests.add(s.requests())}, nil
+	return usage{cpu: u.cpu + cpu, requests: u.requests.add(s.requests()), profile: u.profile.add(s.profile())}, nil
 }
 
 // peaks returns the peak RSS, anonymous RSS and Go heap of any of the

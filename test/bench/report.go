@@ -117,5 +117,11 @@ func section(root string, cfg config, results map[string]*result, now time.Time)
 	b.WriteString(machine(root, cfg, now))
 	b.WriteString("\n")
 	b.WriteString(formatTable(results))
+	if r := results[columnRudder]; r != nil {
+		if p := formatProfile(r); p != "" {
+			b.WriteString("\nrudder's API requests per resource by the step that sent them (`rudder_api_requests_total`):\n\n")
+			b.WriteString(p)
+		}
+	}
 	return b.String()
 }

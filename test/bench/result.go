@@ -55,6 +55,10 @@ type result struct {
 	// Requests are the API requests over scenarios 1–3 (cold install, idle
 	// and churn, change wave), by HTTP method.
 	Requests counts
+	// Profile holds rudder's requests of each scenario of profileScenarios
+	// by step, verb and resource (rudder_api_requests_total), by scenario
+	// name; empty for other columns.
+	Profile map[string]counts
 }
 
 // notSpent is a scenario's cost before it is measured.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -71,15 +72,23 @@ func (s *scenarioRun) run(ctx context.Context) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.res.Profile = map[string]counts{}
 	for i, step := range steps {
+		before, err := s.col.usage()
+		if err != nil {
+			return s.res, err
+		}
 		if err := step.fn(ctx); err != nil {
 			return s.res, fmt.Errorf("%s: %s: %w", s.col.name, step.name, err)
 		}
+		u, err := s.col.usage()
+		if err != nil {
+			return s.res, err
+		}
+		if slices.Contains(profileScenarios, step.name) {
+			s.res.Profile[step.name] = u.profile.sub(before.profile)
+		}
 		if i == 2 { // scenarios 1–3 end with the change wave
-			u, err := s.col.usage()
-			if err != nil {
-				return s.res, err
-			}
 			s.res.Requests = u.sub(u0).requests
 		}
 	}

@@ -109,3 +109,31 @@ func TestFormatTable_EveryRowHasEveryCell(t *testing.T) {
 		}
 	}
 }
+
+// The profile prints one row per step, verb and resource, the most frequent
+// first, per resource, with the rare ones summed into one row.
+func TestFormatProfile(t *testing.T) {
+	r := &result{N: 100, Profile: map[string]counts{
+		"cold install": {"helm create secrets": 100, "status patch webapps/status": 100, "other get leases": 0.5},
+		"change wave":  {"helm create secrets": 100, "status patch webapps/status": 200},
+		"delete all":   {"uninstall delete secrets": 200},
+	}}
+	got := formatProfile(r)
+	for _, want := range []string{
+		"| status | patch | webapps/status | 1.00 | 0.00 | 2.00 | 3.00 | 0.00 |",
+		"| helm | create | secrets | 1.00 | 0.00 | 1.00 | 2.00 | 0.00 |",
+		"| uninstall | delete | secrets | 0.00 | 0.00 | 0.00 | 0.00 | 2.00 |",
+		"| the rest |  | each under 0.01 | 0.01 | 0.00 | 0.00 | 0.01 | 0.00 |",
+		"| **all** |  |  | 2.00 | 0.00 | 3.00 | 5.00 | 2.00 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("profile lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Index(got, "| status |") > strings.Index(got, "| helm |") {
+		t.Errorf("rows not the most frequent first:\n%s", got)
+	}
+	if formatProfile(&result{N: 1}) != "" {
+		t.Error("a result without a profile printed one")
+	}
+}

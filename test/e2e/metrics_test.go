@@ -96,6 +96,8 @@ func TestMetrics_RudderSeries(t *testing.T) {
 		{"rudder_resource_ready", map[string]string{"kind": "Database", "namespace": ns, "name": "m-db"}, atLeast(1)},
 		{"rudder_drift_repairs_total", map[string]string{"kind": "WebApp", "object_kind": "Deployment"}, atLeast(1)},
 		{"rudder_drift_comparisons_total", map[string]string{"kind": "WebApp"}, atLeast(1)},
+		{"rudder_api_requests_total", map[string]string{"verb": "patch", "resource": "webapps/status", "step": "status"}, atLeast(1)},
+		{"rudder_api_requests_total", map[string]string{"verb": "create", "resource": "secrets", "step": "helm"}, atLeast(1)},
 		{"rudder_hook_runs_total", map[string]string{"kind": "Database", "hook": "password", "result": "success"}, atLeast(1)},
 		{"rudder_hook_runs_total", map[string]string{"kind": "Database", "hook": "backup", "result": "success"}, atLeast(1)},
 		{"rudder_backups_total", map[string]string{"namespace": ns, "name": "m-db", "result": "success"}, atLeast(1)},
