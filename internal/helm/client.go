@@ -27,6 +27,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/rudder-operator/rudder/internal/apicalls"
 	"github.com/rudder-operator/rudder/internal/signature"
 )
 
@@ -68,6 +69,8 @@ func WithoutCaches() GetterOption {
 // NewGetter returns a Getter that talks to the cluster of cfg, resolving kinds
 // with mapper (the manager's). Helm's debug output goes to log at V(1).
 func NewGetter(cfg *rest.Config, mapper meta.RESTMapper, log logr.Logger, opts ...GetterOption) (*Getter, error) {
+	cfg = rest.CopyConfig(cfg)
+	apicalls.Named(cfg, "helm")
 	rcg, err := newRESTClientGetter(cfg, mapper)
 	if err != nil {
 		return nil, err
@@ -135,12 +138,13 @@ func (g *Getter) For(a Access) (*Client, error) {
 	trust := newTrusted(storageDriver, g.key, a.Resource, func(name string) (int, error) { return newestStored(secrets, name) })
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(logs))
 	cfg.RESTClientGetter = rcg
-	cfg.KubeClient = confined{Client: kc, scope: a.Scope, owns: a.Owns, handOver: a.HandOver, signed: trust.signedManifest, built: &builtFromSigned{}}
+	done := &applied{}
+	cfg.KubeClient = confined{Client: kc, scope: a.Scope, owns: a.Owns, handOver: a.HandOver, signed: trust.signedManifest, built: &builtFromSigned{}, applied: done}
 	cfg.Releases = storage.Init(trust)
 	cfg.Releases.SetLogger(logs)
 	cfg.Capabilities = caps
 	cfg.HookOutputFunc = func(_, _, _ string) io.Writer { return io.Discard }
-	return &Client{cfg: cfg, namespace: ns, key: g.key, resource: a.Resource, trust: trust, secrets: secrets}, nil
+	return &Client{cfg: cfg, namespace: ns, key: g.key, resource: a.Resource, trust: trust, secrets: secrets, applied: done}, nil
 }
 
 // driver returns Helm's Secrets storage driver of namespace ns on the shared
@@ -160,6 +164,7 @@ type Client struct {
 	resource  types.UID
 	trust     *trusted                     // the storage driver of its actions
 	secrets   corev1client.SecretInterface // release storage, read as rudder
+	applied   *applied                     // the answers to its actions' applies
 }
 
 // release is r as rudder reads it, with whether it is signed for the
@@ -168,6 +173,16 @@ func (c *Client) release(r *release.Release) *Release {
 	out := fromHelm(r)
 	if out != nil {
 		out.Signed = verdict(c.key, c.resource, r)
+	}
+	return out
+}
+
+// written is r, the revision an action just wrote, with what the action's
+// applies answered (Release.Applied); nil when r is.
+func (c *Client) written(r *release.Release) *Release {
+	out := c.release(r)
+	if out != nil {
+		out.Applied = c.applied.take()
 	}
 	return out
 }
@@ -239,12 +254,13 @@ func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
 	// The API server validates every object; Helm's client-side validation
 	// would download and decode the OpenAPI document of each group first.
 	in.DisableOpenAPIValidation = true
+	c.applied.take()
 	r, err := in.RunWithContext(ctx, s.Chart.chart, s.Values)
 	rel, cerr := v1(r)
 	if cerr != nil {
 		return nil, cerr
 	}
-	return c.release(c.stored(rel, err)), err
+	return c.written(c.stored(rel, err)), err
 }
 
 // stored returns rel, the release an action returned, unless the action
@@ -272,12 +288,13 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 	up.ServerSideApply, up.ForceConflicts = serverSideApply, forceConflicts
 	up.WaitStrategy = waitStrategy
 	up.DisableOpenAPIValidation = true // as for Install
+	c.applied.take()
 	r, err := up.RunWithContext(ctx, s.Name, s.Chart.chart, s.Values)
 	rel, cerr := v1(r)
 	if cerr != nil {
 		return nil, cerr
 	}
-	return c.release(c.stored(rel, err)), err
+	return c.written(c.stored(rel, err)), err
 }
 
 // Uninstall deletes a release's objects and its whole history. A release

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -111,9 +113,13 @@ func (s conditionalSecrets) Get(ctx context.Context, name string, opts metav1.Ge
 }
 
 func (s conditionalSecrets) List(ctx context.Context, opts metav1.ListOptions) (*corev1.SecretList, error) {
-	list, err := s.SecretInterface.List(ctx, opts)
-	if err != nil {
-		return nil, err
+	list, ok := s.read.narrowed(opts)
+	if !ok {
+		var err error
+		if list, err = s.SecretInterface.List(ctx, opts); err != nil {
+			return nil, err
+		}
+		s.read.listed(opts, list)
 	}
 	decodes.Add(float64(len(list.Items))) // Helm's driver decodes each
 	for i := range list.Items {
@@ -123,6 +129,7 @@ func (s conditionalSecrets) List(ctx context.Context, opts metav1.ListOptions) (
 }
 
 func (s conditionalSecrets) Create(ctx context.Context, obj *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error) {
+	s.read.wrote()
 	created, err := s.SecretInterface.Create(ctx, obj, opts)
 	if err == nil {
 		s.read.set(created.Name, created.ResourceVersion)
@@ -131,6 +138,7 @@ func (s conditionalSecrets) Create(ctx context.Context, obj *corev1.Secret, opts
 }
 
 func (s conditionalSecrets) Update(ctx context.Context, obj *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error) {
+	s.read.wrote()
 	if obj.ResourceVersion == "" {
 		obj.ResourceVersion = s.read.of(obj.Name)
 	}
@@ -143,6 +151,7 @@ func (s conditionalSecrets) Update(ctx context.Context, obj *corev1.Secret, opts
 
 func (s conditionalSecrets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
 	s.read.forget(name)
+	s.read.wrote()
 	return s.SecretInterface.Delete(ctx, name, opts)
 }
 
@@ -152,9 +161,22 @@ func (s conditionalSecrets) Delete(ctx context.Context, name string, opts metav1
 // few: Helm's upgrade reads the deployed revision and then updates it to
 // superseded; rudder's Label and Unlock read a revision and update it. Helm's
 // actions may write from a goroutine of their own, hence the lock.
+//
+// It also keeps the last list, until the next write: Helm's upgrade lists a
+// release's revisions (Last) and then its deployed ones (Deployed) before it
+// writes anything, and the second list is the first one narrowed. A writer
+// that changed a revision between the two is met by the conditional Update,
+// as one that changed it after a single list would be.
 type readVersions struct {
 	mu     sync.Mutex
 	byName map[string]string
+	last   *lastList
+}
+
+// lastList is a list of storage Secrets as the API server answered it.
+type lastList struct {
+	selector labels.Requirements
+	list     *corev1.SecretList
 }
 
 // set records that the Secret name was read or written at resourceVersion rv.
@@ -173,6 +195,53 @@ func (r *readVersions) of(name string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.byName[name]
+}
+
+// listed keeps list, the answer to a list with opts, until the next write.
+func (r *readVersions) listed(opts metav1.ListOptions, list *corev1.SecretList) {
+	sel, err := labels.Parse(opts.LabelSelector)
+	reqs, selectable := sel.Requirements()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last = nil
+	if err == nil && selectable && opts.FieldSelector == "" && opts.ResourceVersion == "" {
+		r.last = &lastList{selector: reqs, list: list}
+	}
+}
+
+// narrowed answers a list with opts from the last list, when every
+// requirement of the last list's selector is one of opts' too: its answer is
+// then the last list's Secrets that opts' selector matches.
+func (r *readVersions) narrowed(opts metav1.ListOptions) (*corev1.SecretList, bool) {
+	sel, err := labels.Parse(opts.LabelSelector)
+	if err != nil || opts.FieldSelector != "" || opts.ResourceVersion != "" {
+		return nil, false
+	}
+	reqs, _ := sel.Requirements()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		return nil, false
+	}
+	for _, want := range r.last.selector {
+		if !slices.ContainsFunc(reqs, func(q labels.Requirement) bool { return q.Equal(want) }) {
+			return nil, false
+		}
+	}
+	out := &corev1.SecretList{ListMeta: r.last.list.ListMeta}
+	for _, item := range r.last.list.Items {
+		if sel.Matches(labels.Set(item.Labels)) {
+			out.Items = append(out.Items, item)
+		}
+	}
+	return out, true
+}
+
+// wrote forgets the last list: a write may have changed what it holds.
+func (r *readVersions) wrote() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last = nil
 }
 
 func (r *readVersions) forget(name string) {

@@ -22,6 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -411,4 +413,62 @@ func TestClient_DryRunWhileAnOperationIsInProgress(t *testing.T) {
 // webappValues are the values a WebApp must give its chart.
 func webappValues() map[string]any {
 	return map[string]any{"image": "nginx:1.25", "port": 80}
+}
+
+// An install and an upgrade return what the API server answered to each
+// apply (Release.Applied): every object of the manifest, at the version the
+// API server then held, so that no drift comparison need follow.
+func TestClient_InstallAndUpgradeReturnWhatTheyApplied(t *testing.T) {
+	ns := newStorageNamespace(t)
+	g := newGetter(t)
+	c, err := g.For(Access{Scope: Scope{Namespace: ns.name}, Resource: "5e1d9a0c-7b1f-4d2e-8a3c-6f5e4d3c2b1a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrt, err := LoadChart(os.DirFS("../../charts"), "webapp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Name: "webapp-applied", Chart: chrt, Values: webappValues()}
+	check := func(what string, rel *Release) {
+		t.Helper()
+		objs, err := rel.Objects()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rel.Applied) != len(objs) {
+			t.Fatalf("%s: %d objects applied, want the manifest's %d", what, len(rel.Applied), len(objs))
+		}
+		dyn := dynamic.NewForConfigOrDie(sharedAPIServer(t))
+		for _, a := range rel.Applied {
+			gv, _ := schema.ParseGroupVersion(a.APIVersion)
+			mapping, err := g.rcg.mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: a.Kind}, gv.Version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live, err := dyn.Resource(mapping.Resource).Namespace(a.Namespace).Get(context.Background(), a.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if live.GetUID() != a.UID || live.GetGeneration() != a.Generation {
+				t.Errorf("%s: %s/%s applied as uid %s generation %d; live %s %d", what, a.Kind, a.Name, a.UID, a.Generation, live.GetUID(), live.GetGeneration())
+			}
+		}
+	}
+	rel, err := c.Install(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("install", rel)
+	spec.Values = webappValues()
+	spec.Values["image"] = "nginx:1.26"
+	if rel, err = c.Upgrade(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	check("upgrade", rel)
+	for _, a := range rel.Applied {
+		if a.Kind == "Deployment" && a.Generation != 2 {
+			t.Errorf("upgrade: the Deployment applied at generation %d, want 2 (its image changed)", a.Generation)
+		}
+	}
 }

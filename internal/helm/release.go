@@ -11,6 +11,7 @@ import (
 
 	"helm.sh/helm/v4/pkg/kube"
 	release "helm.sh/helm/v4/pkg/release/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
@@ -31,6 +32,11 @@ type Release struct {
 	// Signed says rudder wrote the revision (LabelSignature): its manifest is
 	// one rudder rendered, and may be applied again.
 	Signed bool
+	// Applied is, for a revision an Install or Upgrade just wrote, the
+	// metadata of each object as the API server answered its server-side
+	// apply: the state a drift comparison would compare with the revision
+	// and find equal. Empty for a revision read from storage.
+	Applied []metav1.PartialObjectMetadata
 }
 
 func fromHelm(r *release.Release) *Release {

@@ -118,6 +118,8 @@ type confined struct {
 	ownedOnly bool
 	// skipped, when set, is called with each object left alone.
 	skipped func(ref string)
+	// applied records the answers to the applies; nil: none.
+	applied *applied
 }
 
 func (confined) IsReachable() error { return nil }
@@ -126,7 +128,9 @@ func (c confined) Create(rl kube.ResourceList, opts ...kube.ClientCreateOption) 
 	if err := c.scope.checkAll(rl); err != nil {
 		return nil, err
 	}
-	return c.Client.Create(rl, opts...)
+	res, err := c.Client.Create(rl, opts...)
+	c.applied.add(rl)
+	return res, err
 }
 
 // Build builds the objects of manifest as Helm's client does, and records
@@ -147,7 +151,9 @@ func (c confined) Update(original, target kube.ResourceList, opts ...kube.Client
 	if err := c.check(original, target); err != nil {
 		return &kube.Result{}, err // Helm reads the result of a failed update
 	}
-	return c.Client.Update(c.kept(original, target), target, opts...)
+	res, err := c.Client.Update(c.kept(original, target), target, opts...)
+	c.applied.add(target)
+	return res, err
 }
 
 // check returns the errors of an update from original to target that would

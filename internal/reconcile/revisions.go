@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -125,8 +126,8 @@ func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release t
 		owner.Stamp(o, release.Name)
 	}
 	kept := *rel
-	kept.Manifest = "" // kept as objects: one copy, not two
-	d = decoded{Release: &kept, seen: make([]assess.Seen, len(objs)), version: rev.ResourceVersion}
+	kept.Manifest, kept.Applied = "", nil // kept as objects: one copy, not two
+	d = decoded{Release: &kept, seen: seenApplied(objs, rel.Applied), version: rev.ResourceVersion}
 	if d.objects, err = encodeObjects(objs); err != nil {
 		return nil, nil, err
 	}
@@ -134,6 +135,25 @@ func (m *memory) revision(h *helm.Getter, mapper meta.RESTMapper, key, release t
 		m.update(key, func(e *entry) { e.cache.decoded = e.cache.decoded.set(rev.UID, d) })
 	}
 	return &status.Revision{Release: &kept, Objects: objs}, d.seen, nil
+}
+
+// seenApplied returns what is seen of objs, a revision's objects, when
+// rudder has just applied them and the API server answered applied.
+func seenApplied(objs []*unstructured.Unstructured, applied []metav1.PartialObjectMetadata) []assess.Seen {
+	seen := make([]assess.Seen, len(objs))
+	if len(applied) == 0 {
+		return seen
+	}
+	for i, want := range objs {
+		for j := range applied {
+			a := &applied[j]
+			if a.Name == want.GetName() && a.Namespace == want.GetNamespace() && a.GroupVersionKind().GroupKind() == want.GroupVersionKind().GroupKind() {
+				seen[i] = assess.AppliedAs(want, a)
+				break
+			}
+		}
+	}
+	return seen
 }
 
 func (d decoded) revision() (*status.Revision, []assess.Seen, error) {

@@ -106,6 +106,7 @@ func mark(ctx context.Context, hc *helm.Client, written *helm.Release) *helm.Rel
 		ctrl.LoggerFrom(ctx).Error(err, "Cannot mark a revision as rudder's", "revision", written.Revision)
 		return written
 	}
+	marked.Applied = written.Applied
 	return marked
 }
 

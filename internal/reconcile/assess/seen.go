@@ -118,6 +118,16 @@ func metaDigest(want map[string]any, live metav1.Object) uint64 {
 	return sum
 }
 
+// AppliedAs is what is seen of want's object right after rudder's own
+// server-side apply of want, whose answer is live: compared, with nothing
+// differing. A drift comparison is a dry run of the same apply, so it would
+// find nothing until the object changes past that point.
+func AppliedAs(want *unstructured.Unstructured, live client.Object) Seen {
+	s := Seen{uid: live.GetUID()}
+	s.recordDrift(live, pointOf(want, live, want.GroupVersionKind().GroupKind()), nil)
+	return s
+}
+
 // driftAt returns the fields the last comparison of this object with the
 // revision found differing, if that comparison holds for live at point at.
 func (s *Seen) driftAt(live client.Object, at syncPoint) ([]string, bool) {

@@ -129,3 +129,35 @@ func TestSeenObject_DriftAtOnlyForTheObjectAndPointCompared(t *testing.T) {
 		t.Errorf("after a comparison that found spec.replicas: %v, %v", fields, ok)
 	}
 }
+
+// An object rudder just applied counts as compared with nothing differing
+// while it stays at the point its apply answered, and no longer once its
+// spec or one of the revision's labels changes.
+func TestAppliedAs_HoldsUntilTheObjectChanges(t *testing.T) {
+	want := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "labels": map[string]any{"app": "web"}},
+	}}
+	live := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "u1", Generation: 2, ResourceVersion: "10", Labels: map[string]string{"app": "web"}}}
+	seen := AppliedAs(want, live)
+	at := pointOf(want, live, schema.GroupKind{Group: "apps", Kind: "Deployment"})
+	if fields, ok := seen.driftAt(live, at); !ok || fields != nil {
+		t.Fatalf("right after the apply: %v %v, want compared with no drift", fields, ok)
+	}
+	status := live.DeepCopy()
+	status.ResourceVersion = "11" // the Deployment controller wrote its status
+	if _, ok := seen.driftAt(status, pointOf(want, status, schema.GroupKind{Group: "apps", Kind: "Deployment"})); !ok {
+		t.Error("a status write made the apply's comparison stale")
+	}
+	for name, change := range map[string]func(*appsv1.Deployment){
+		"spec":  func(d *appsv1.Deployment) { d.Generation = 3 },
+		"label": func(d *appsv1.Deployment) { d.Labels["app"] = "other" },
+		"uid":   func(d *appsv1.Deployment) { d.UID = "u2" },
+	} {
+		d := live.DeepCopy()
+		change(d)
+		if _, ok := seen.driftAt(d, pointOf(want, d, schema.GroupKind{Group: "apps", Kind: "Deployment"})); ok {
+			t.Errorf("after a change of its %s, the apply's comparison still holds", name)
+		}
+	}
+}
