@@ -180,6 +180,7 @@ func readDir(fsys fs.FS, dir, rel string, rules *ignore.Rules, files *[]*archive
 // an upgrade that keeps a release on the chart it runs renders. Only a
 // revision the Client trusts is read. It returns a new chart on every call.
 func (c *Client) Chart(name string, version int) (*Chart, error) {
+	c.read.afresh()
 	rel, err := c.get(name, version)
 	if err != nil {
 		return nil, fmt.Errorf("reading the chart of release %q revision %d: %w", name, version, err)

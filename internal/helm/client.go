@@ -133,7 +133,8 @@ func (g *Getter) For(a Access) (*Client, error) {
 	kc.Namespace = ns
 	kc.SetLogger(logs)
 	secrets := g.clientset.CoreV1().Secrets(ns)
-	storageDriver := newSecretsDriver(secrets)
+	read := &readVersions{}
+	storageDriver := newSecretsDriverReading(secrets, read)
 	storageDriver.SetLogger(logs)
 	trust := newTrusted(storageDriver, g.key, a.Resource, func(name string) (int, error) { return newestStored(secrets, name) })
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(logs))
@@ -144,7 +145,7 @@ func (g *Getter) For(a Access) (*Client, error) {
 	cfg.Releases.SetLogger(logs)
 	cfg.Capabilities = caps
 	cfg.HookOutputFunc = func(_, _, _ string) io.Writer { return io.Discard }
-	return &Client{cfg: cfg, namespace: ns, key: g.key, resource: a.Resource, trust: trust, secrets: secrets, applied: done}, nil
+	return &Client{cfg: cfg, namespace: ns, key: g.key, resource: a.Resource, trust: trust, secrets: secrets, read: read, applied: done}, nil
 }
 
 // driver returns Helm's Secrets storage driver of namespace ns on the shared
@@ -164,6 +165,7 @@ type Client struct {
 	resource  types.UID
 	trust     *trusted                     // the storage driver of its actions
 	secrets   corev1client.SecretInterface // release storage, read as rudder
+	read      *readVersions                // what its storage driver read and wrote
 	applied   *applied                     // the answers to its actions' applies
 }
 
@@ -243,6 +245,7 @@ const (
 // Install installs a new release. On failure the returned release, when not
 // nil, is the failed revision Helm stored.
 func (c *Client) Install(ctx context.Context, s Spec) (*Release, error) {
+	c.read.afresh()
 	in := action.NewInstall(c.cfg)
 	in.ReleaseName = s.Name
 	in.Namespace = c.namespace
@@ -280,6 +283,7 @@ func (c *Client) stored(rel *release.Release, err error) *release.Release {
 // s.MaxHistory revisions. On failure the returned release, when not nil, is
 // the failed revision Helm stored.
 func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
+	c.read.afresh()
 	up := action.NewUpgrade(c.cfg)
 	up.Namespace = c.namespace
 	up.Labels = s.Labels
@@ -310,6 +314,7 @@ func (c *Client) Upgrade(ctx context.Context, s Spec) (*Release, error) {
 // is. A storage Secret that does not decode is left as it is. left is called
 // with each object and storage Secret left behind.
 func (c *Client) Uninstall(name string, labels map[string]string, left func(ref string)) error {
+	c.read.afresh()
 	stored, err := c.storedRevisions(name)
 	if err != nil {
 		return fmt.Errorf("uninstalling release %q: %w", name, err)
@@ -369,6 +374,7 @@ func (c *Client) uninstallForeign(stored storedRevisions, left func(ref string))
 	for _, f := range stored.foreign {
 		uid := f.uid
 		err := c.secrets.Delete(context.Background(), f.secret, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		c.read.wrote(f.secret, nil, err)
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return err
 		}
@@ -400,6 +406,7 @@ type RollbackOptions struct {
 // A revision rudder did not write (not Signed) is never rolled back to: its
 // manifest is not one rudder rendered. Rollback then fails with ErrNotSigned.
 func (c *Client) Rollback(ctx context.Context, name string, opts RollbackOptions) (*Release, error) {
+	c.read.afresh()
 	target, err := c.get(name, opts.To)
 	if errors.Is(err, ErrNotSigned) {
 		return nil, fmt.Errorf("rolling release %q back to revision %d: %w: its manifest is applied only by whoever wrote it (helm rollback)", name, opts.To, ErrNotSigned)
@@ -460,6 +467,7 @@ func (c *Client) get(name string, version int) (*release.Release, error) {
 // Label merges labels into the stored revision `revision` of release name; a
 // value "null" removes a label.
 func (c *Client) Label(name string, revision int, labels map[string]string) (*Release, error) {
+	c.read.afresh()
 	rel, err := c.get(name, revision)
 	if err != nil {
 		return nil, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
@@ -497,6 +505,7 @@ func withoutNulls(labels map[string]string) map[string]string {
 // died mid-operation can move on, and removes the labels named drop from it.
 // A revision no longer pending is left as it is, and Unlock reports false.
 func (c *Client) Unlock(name string, revision int, description string, drop ...string) (bool, error) {
+	c.read.afresh()
 	rel, err := c.get(name, revision)
 	if err != nil {
 		return false, fmt.Errorf("reading release %q revision %d: %w", name, revision, err)
@@ -589,10 +598,12 @@ type foreignRevision struct {
 
 // storedRevisions reads and decodes every storage Secret of release name.
 func (c *Client) storedRevisions(name string) (storedRevisions, error) {
-	list, err := c.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
+	opts := metav1.ListOptions{LabelSelector: "owner=helm,name=" + name}
+	list, err := c.secrets.List(context.Background(), opts)
 	if err != nil {
 		return storedRevisions{}, err
 	}
+	c.read.listed(opts, list) // Helm's uninstall lists the same
 	var out storedRevisions
 	for i := range list.Items {
 		s := &list.Items[i]

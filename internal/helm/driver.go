@@ -36,7 +36,13 @@ func init() {
 // newSecretsDriver returns Helm's own Secrets driver over the Secrets of one
 // namespace, through conditionalSecrets (the lock's optimistic writes).
 func newSecretsDriver(secrets corev1client.SecretInterface) *driver.Secrets {
-	return driver.NewSecrets(conditionalSecrets{SecretInterface: secrets, read: &readVersions{}})
+	return newSecretsDriverReading(secrets, &readVersions{})
+}
+
+// newSecretsDriverReading is newSecretsDriver recording what it reads and
+// writes in read, which its caller may read and prime too.
+func newSecretsDriverReading(secrets corev1client.SecretInterface, read *readVersions) *driver.Secrets {
+	return driver.NewSecrets(conditionalSecrets{SecretInterface: secrets, read: read})
 }
 
 // get reads revision key through d, as Helm's Get does, and names a storage
@@ -104,12 +110,16 @@ type conditionalSecrets struct {
 }
 
 func (s conditionalSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
-	obj, err := s.SecretInterface.Get(ctx, name, opts)
-	if err == nil {
-		decodes.Inc() // Helm's driver decodes it
-		s.read.set(name, obj.ResourceVersion)
+	obj, ok := s.read.held(name)
+	if !ok {
+		var err error
+		if obj, err = s.SecretInterface.Get(ctx, name, opts); err != nil {
+			return nil, err
+		}
 	}
-	return obj, err
+	decodes.Inc() // Helm's driver decodes it
+	s.read.set(name, obj.ResourceVersion)
+	return obj, nil
 }
 
 func (s conditionalSecrets) List(ctx context.Context, opts metav1.ListOptions) (*corev1.SecretList, error) {
@@ -122,37 +132,28 @@ func (s conditionalSecrets) List(ctx context.Context, opts metav1.ListOptions) (
 		s.read.listed(opts, list)
 	}
 	decodes.Add(float64(len(list.Items))) // Helm's driver decodes each
-	for i := range list.Items {
-		s.read.set(list.Items[i].Name, list.Items[i].ResourceVersion)
-	}
 	return list, nil
 }
 
 func (s conditionalSecrets) Create(ctx context.Context, obj *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error) {
-	s.read.wrote()
 	created, err := s.SecretInterface.Create(ctx, obj, opts)
-	if err == nil {
-		s.read.set(created.Name, created.ResourceVersion)
-	}
+	s.read.wrote(obj.Name, created, err)
 	return created, err
 }
 
 func (s conditionalSecrets) Update(ctx context.Context, obj *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error) {
-	s.read.wrote()
 	if obj.ResourceVersion == "" {
 		obj.ResourceVersion = s.read.of(obj.Name)
 	}
 	updated, err := s.SecretInterface.Update(ctx, obj, opts)
-	if err == nil {
-		s.read.set(updated.Name, updated.ResourceVersion)
-	}
+	s.read.wrote(obj.Name, updated, err)
 	return updated, err
 }
 
 func (s conditionalSecrets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
-	s.read.forget(name)
-	s.read.wrote()
-	return s.SecretInterface.Delete(ctx, name, opts)
+	err := s.SecretInterface.Delete(ctx, name, opts)
+	s.read.wrote(name, nil, err)
+	return err
 }
 
 // readVersions holds, by Secret name, the resourceVersion of a storage
@@ -162,27 +163,35 @@ func (s conditionalSecrets) Delete(ctx context.Context, name string, opts metav1
 // superseded; rudder's Label and Unlock read a revision and update it. Helm's
 // actions may write from a goroutine of their own, hence the lock.
 //
-// It also keeps the last list, until the next write: Helm's upgrade lists a
-// release's revisions (Last) and then its deployed ones (Deployed) before it
-// writes anything, and the second list is the first one narrowed. A writer
-// that changed a revision between the two is met by the conditional Update,
-// as one that changed it after a single list would be.
+// It also keeps the last list of a release's storage Secrets, kept up to
+// date with the driver's own writes, to answer the reads that follow within
+// the same action (afresh): Helm's upgrade lists every revision (Last) and then the
+// deployed ones (Deployed); its uninstall lists them after rudder did, and
+// reads each before deleting it. A writer that changes a revision meanwhile
+// is met by the conditional Update, as one that changed it right after a
+// read would be; a write that fails leaves the list unknown, and it is
+// dropped.
 type readVersions struct {
 	mu     sync.Mutex
 	byName map[string]string
 	last   *lastList
 }
 
-// lastList is a list of storage Secrets as the API server answered it.
+// lastList is a list of storage Secrets as the API server answered it, and
+// as the driver's writes changed it since.
 type lastList struct {
 	selector labels.Requirements
-	list     *corev1.SecretList
+	items    []corev1.Secret
 }
 
 // set records that the Secret name was read or written at resourceVersion rv.
 func (r *readVersions) set(name, rv string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.setLocked(name, rv)
+}
+
+func (r *readVersions) setLocked(name, rv string) {
 	if r.byName == nil {
 		r.byName = map[string]string{}
 	}
@@ -197,15 +206,22 @@ func (r *readVersions) of(name string) string {
 	return r.byName[name]
 }
 
-// listed keeps list, the answer to a list with opts, until the next write.
+// listed records list, the answer to a list with opts, and the version of
+// each Secret it holds.
 func (r *readVersions) listed(opts metav1.ListOptions, list *corev1.SecretList) {
+	if r == nil {
+		return
+	}
 	sel, err := labels.Parse(opts.LabelSelector)
 	reqs, selectable := sel.Requirements()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for i := range list.Items {
+		r.setLocked(list.Items[i].Name, list.Items[i].ResourceVersion)
+	}
 	r.last = nil
-	if err == nil && selectable && opts.FieldSelector == "" && opts.ResourceVersion == "" {
-		r.last = &lastList{selector: reqs, list: list}
+	if err == nil && selectable && len(reqs) > 0 && opts.FieldSelector == "" && opts.ResourceVersion == "" {
+		r.last = &lastList{selector: reqs, items: slices.Clone(list.Items)}
 	}
 }
 
@@ -228,8 +244,8 @@ func (r *readVersions) narrowed(opts metav1.ListOptions) (*corev1.SecretList, bo
 			return nil, false
 		}
 	}
-	out := &corev1.SecretList{ListMeta: r.last.list.ListMeta}
-	for _, item := range r.last.list.Items {
+	out := &corev1.SecretList{}
+	for _, item := range r.last.items {
 		if sel.Matches(labels.Set(item.Labels)) {
 			out.Items = append(out.Items, item)
 		}
@@ -237,17 +253,59 @@ func (r *readVersions) narrowed(opts metav1.ListOptions) (*corev1.SecretList, bo
 	return out, true
 }
 
-// wrote forgets the last list: a write may have changed what it holds.
-func (r *readVersions) wrote() {
+// afresh forgets the last list: the next read goes to the API server. Each
+// action of a Client starts so, so that the list answers only the reads of
+// the action that made it.
+func (r *readVersions) afresh() {
+	if r == nil {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.last = nil
 }
 
-func (r *readVersions) forget(name string) {
+// held returns the Secret name as the last list holds it.
+func (r *readVersions) held(name string) (*corev1.Secret, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.byName, name)
+	if r.last == nil {
+		return nil, false
+	}
+	for i := range r.last.items {
+		if r.last.items[i].Name == name {
+			s := r.last.items[i]
+			return &s, true
+		}
+	}
+	return nil, false
+}
+
+// wrote records the driver's write of Secret name: now as the API server
+// answered it, nil when deleted. A failed write drops the last list: what
+// the Secret holds is not known.
+func (r *readVersions) wrote(name string, now *corev1.Secret, err error) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.last = nil
+		return
+	}
+	if now == nil {
+		delete(r.byName, name)
+	} else {
+		r.setLocked(name, now.ResourceVersion)
+	}
+	if r.last == nil {
+		return
+	}
+	r.last.items = slices.DeleteFunc(r.last.items, func(s corev1.Secret) bool { return s.Name == name })
+	if now != nil && labels.NewSelector().Add(r.last.selector...).Matches(labels.Set(now.Labels)) {
+		r.last.items = append(r.last.items, *now)
+	}
 }
 
 // markingUninstall is the lock's other half: a storage driver that merges

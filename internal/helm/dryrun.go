@@ -25,6 +25,7 @@ var ErrOperationInProgress = errors.New("another operation (install/upgrade/roll
 // Release has the revision number the action would store and the manifest it
 // would apply; its Status is Helm's pending state of that action.
 func (c *Client) DryRun(ctx context.Context, s Spec) (*Release, error) {
+	c.read.afresh()
 	hist, err := c.cfg.Releases.History(s.Name)
 	if err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, fmt.Errorf("reading release %q: %w", s.Name, err)
@@ -83,6 +84,7 @@ func (c *Client) DryRun(ctx context.Context, s Spec) (*Release, error) {
 // Deployed returns the newest deployed revision of release name and its
 // user-supplied values, nil when none is deployed.
 func (c *Client) Deployed(name string) (*Release, map[string]any, error) {
+	c.read.afresh()
 	r, err := c.cfg.Releases.Deployed(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) || errors.Is(err, driver.ErrNoDeployedReleases) {
 		return nil, nil, nil

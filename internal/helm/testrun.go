@@ -30,6 +30,7 @@ type TestRun struct {
 // the TestRun; the error is for a run that could not start (no such
 // release, storage).
 func (c *Client) Test(name string, timeout time.Duration) (TestRun, error) {
+	c.read.afresh()
 	l, err := c.cfg.Releases.Last(name)
 	if err != nil {
 		return TestRun{}, fmt.Errorf("reading release %q: %w", name, err)
