@@ -128,6 +128,9 @@ func (r *Runner) Start(ctx context.Context) error {
 		every = time.Second
 	}
 	wait := every
+	// Counts seen right after a start are of a fleet whose readiness is
+	// still being read again: they wait countsEvery like any other.
+	r.rowWritten = r.now()
 	var last string // the error logged last, again at most once a minute
 	var logged time.Time
 	for {

@@ -2,14 +2,15 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // profileScenarios are the scenarios whose requests the profile shows: the
-// first three, which the count of requests per resource covers, and
-// delete all.
-var profileScenarios = []string{"cold install", "idle and churn", "change wave", "delete all"}
+// first three, whose sum the table's requests per resource count, then
+// restart and delete all.
+var profileScenarios = []string{"cold install", "idle and churn", "change wave", "restart", "delete all"}
 
 // profileFloor is the share of a resource under which a row of the profile
 // is added to its last row rather than printed.
@@ -19,11 +20,15 @@ const profileFloor = 0.01
 // for each of scenarios 1–3 and all three, the most frequent first; "" when r
 // has no profile.
 func formatProfile(r *result) string {
-	total := counts{}
-	for _, name := range profileScenarios[:3] {
+	first, later := profileScenarios[:3], profileScenarios[3:]
+	total, every := counts{}, counts{}
+	for _, name := range first {
 		total = total.add(r.Profile[name])
 	}
-	every := total.add(r.Profile[profileScenarios[3]])
+	every = every.add(total)
+	for _, name := range later {
+		every = every.add(r.Profile[name])
+	}
 	if len(every) == 0 {
 		return ""
 	}
@@ -39,7 +44,7 @@ func formatProfile(r *result) string {
 	})
 	columns := len(profileScenarios) + 1
 	var b strings.Builder
-	b.WriteString("| step | verb | resource | " + strings.Join(profileScenarios[:3], " | ") + " | scenarios 1–3 | " + profileScenarios[3] + " |\n")
+	b.WriteString("| step | verb | resource | " + strings.Join(first, " | ") + " | scenarios 1–3 | " + strings.Join(later, " | ") + " |\n")
 	b.WriteString("|---|---|---|" + strings.Repeat("---:|", columns) + "\n")
 	row := func(cells []string, vals []float64) {
 		for _, v := range vals {
@@ -50,10 +55,13 @@ func formatProfile(r *result) string {
 	rest, all := make([]float64, columns), make([]float64, columns)
 	for _, k := range keys {
 		vals := make([]float64, 0, columns)
-		for _, name := range profileScenarios[:3] {
+		for _, name := range first {
 			vals = append(vals, r.Profile[name][k])
 		}
-		vals = append(vals, total[k], r.Profile[profileScenarios[3]][k])
+		vals = append(vals, total[k])
+		for _, name := range later {
+			vals = append(vals, r.Profile[name][k])
+		}
 		for i, v := range vals {
 			all[i] += v
 		}
@@ -65,7 +73,7 @@ func formatProfile(r *result) string {
 		}
 		row(strings.SplitN(k, profileSep, 3), vals)
 	}
-	if rest[columns-2]+rest[columns-1] > 0 {
+	if slices.ContainsFunc(rest, func(v float64) bool { return v > 0 }) {
 		row([]string{"the rest", "", fmt.Sprintf("each under %.2f", profileFloor)}, rest)
 	}
 	row([]string{"**all**", "", ""}, all)

@@ -131,7 +131,7 @@ var rows = []row{
 		get: func(r *result) float64 { return r.Rollout.cpu }},
 	rolloutStepRow(0), rolloutStepRow(1), rolloutStepRow(2), rolloutStepRow(3),
 	{label: "delete all: time until gone (s)", format: "%.1f",
-		get: func(r *result) float64 { return r.Delete.wall }},
+		get: func(r *result) float64 { return r.Delete.wall }, target: atMostOfFloor("≤ 2× floor", 2)},
 	{label: "delete all: CPU (CPU-s)", format: "%.1f",
 		get: func(r *result) float64 { return r.Delete.cpu }},
 	{label: "peak RSS (MiB)", format: "%.0f",
@@ -142,7 +142,7 @@ var rows = []row{
 		get: func(r *result) float64 { return r.PeakHeap / (1 << 20) }},
 	requestRow("GET"), requestRow("POST"), requestRow("PUT"), requestRow("PATCH"), requestRow("DELETE"),
 	{label: "API requests per resource, scenarios 1–3: all", format: "%.1f",
-		get: func(r *result) float64 { return perResource(r, verbCount(r.Requests, verbs...)) }},
+		get: func(r *result) float64 { return perResource(r, verbCount(r.Requests, verbs...)) }, target: atMost("≤ 10", 10)},
 }
 
 // requestRow is the row of API requests per resource of one verb over

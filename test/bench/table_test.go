@@ -73,7 +73,7 @@ func TestFormatTable(t *testing.T) {
 		{name: "requests per resource",
 			results: map[string]*result{columnFloor: floor, columnBaseline: baseline, columnRudder: rudder},
 			label:   "API requests per resource, scenarios 1–3: all",
-			want:    "| API requests per resource, scenarios 1–3: all | 2.0 | 8.0 | 3.0 | 0.38× | 1.50× |  |"},
+			want:    "| API requests per resource, scenarios 1–3: all | 2.0 | 8.0 | 3.0 | 0.38× | 1.50× | ≤ 10 ✓ |"},
 		{name: "only rudder ran",
 			results: map[string]*result{columnRudder: rudder},
 			label:   "cold install: time until all Ready (s)",
@@ -120,11 +120,11 @@ func TestFormatProfile(t *testing.T) {
 	}}
 	got := formatProfile(r)
 	for _, want := range []string{
-		"| status | patch | webapps/status | 1.00 | 0.00 | 2.00 | 3.00 | 0.00 |",
-		"| helm | create | secrets | 1.00 | 0.00 | 1.00 | 2.00 | 0.00 |",
-		"| uninstall | delete | secrets | 0.00 | 0.00 | 0.00 | 0.00 | 2.00 |",
-		"| the rest |  | each under 0.01 | 0.01 | 0.00 | 0.00 | 0.01 | 0.00 |",
-		"| **all** |  |  | 2.00 | 0.00 | 3.00 | 5.00 | 2.00 |",
+		"| status | patch | webapps/status | 1.00 | 0.00 | 2.00 | 3.00 | 0.00 | 0.00 |",
+		"| helm | create | secrets | 1.00 | 0.00 | 1.00 | 2.00 | 0.00 | 0.00 |",
+		"| uninstall | delete | secrets | 0.00 | 0.00 | 0.00 | 0.00 | 0.00 | 2.00 |",
+		"| the rest |  | each under 0.01 | 0.01 | 0.00 | 0.00 | 0.01 | 0.00 | 0.00 |",
+		"| **all** |  |  | 2.00 | 0.00 | 3.00 | 5.00 | 0.00 | 2.00 |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("profile lacks %q:\n%s", want, got)
