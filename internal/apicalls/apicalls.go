@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -73,66 +75,28 @@ func (c counter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(req)
 }
 
-// Describe returns the API server's verb and the resource of req, from its
-// method, path and query, as the API server's audit names them.
+// requestInfo reads requests as the API server does.
+var requestInfo = &request.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
+
+// Describe returns the verb and the resource of req as the API server's
+// request info names them (its audit log too), the subresource after a
+// slash; a request for no resource (discovery, /version) is named by its
+// path.
 func Describe(req *http.Request) (verb, resource string) {
-	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	resource, named := resourceOf(parts)
-	q := req.URL.Query()
-	switch req.Method {
-	case http.MethodGet:
-		switch {
-		case q.Get("watch") == "true" || q.Get("watch") == "1":
-			verb = "watch"
-		case named:
-			verb = "get"
-		default:
-			verb = "list"
-		}
-	case http.MethodPost:
-		verb = "create"
-	case http.MethodPut:
-		verb = "update"
-	case http.MethodPatch:
-		verb = "patch"
-	case http.MethodDelete:
-		verb = "delete"
-		if !named {
-			verb = "deletecollection"
-		}
+	info, err := requestInfo.NewRequestInfo(req)
+	switch {
+	case err != nil:
+		verb, resource = strings.ToLower(req.Method), req.URL.Path
+	case !info.IsResourceRequest:
+		verb, resource = info.Verb, info.Path
 	default:
-		verb = strings.ToLower(req.Method)
+		verb, resource = info.Verb, info.Resource
+		if info.Subresource != "" {
+			resource += "/" + info.Subresource
+		}
 	}
-	if _, ok := q["dryRun"]; ok {
+	if _, ok := req.URL.Query()["dryRun"]; ok {
 		verb += "-dryrun"
 	}
 	return verb, resource
-}
-
-// resourceOf reads the resource (with its subresource) of an API path,
-// /api/v1/... or /apis/GROUP/VERSION/..., and whether the path names one
-// object. Other paths (discovery, /version) are their first segment.
-func resourceOf(parts []string) (resource string, named bool) {
-	var rest []string
-	switch {
-	case len(parts) >= 2 && parts[0] == "api":
-		rest = parts[2:]
-	case len(parts) >= 3 && parts[0] == "apis":
-		rest = parts[3:]
-	default:
-		return "/" + parts[0], false
-	}
-	if len(rest) >= 2 && rest[0] == "namespaces" && len(rest) != 2 {
-		rest = rest[2:] // /namespaces/NS/RESOURCE...; /namespaces/NS is a namespace itself
-	}
-	switch len(rest) {
-	case 0:
-		return "discovery", false
-	case 1:
-		return rest[0], false
-	case 2:
-		return rest[0], true
-	default:
-		return rest[0] + "/" + rest[2], true
-	}
 }

@@ -18,8 +18,8 @@ func TestDescribe(t *testing.T) {
 		{"GET", "/api/v1/namespaces", "list", "namespaces"},
 		{"DELETE", "/api/v1/namespaces/a/pods", "deletecollection", "pods"},
 		{"POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "create", "selfsubjectaccessreviews"},
-		{"GET", "/apis/apps/v1", "list", "discovery"},
-		{"GET", "/version", "list", "/version"},
+		{"GET", "/apis/apps/v1", "get", "/apis/apps/v1"},
+		{"GET", "/version", "get", "/version"},
 	} {
 		req, err := http.NewRequest(tc.method, "https://127.0.0.1:6443"+tc.url, nil)
 		if err != nil {
